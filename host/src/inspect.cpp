@@ -1,0 +1,223 @@
+#include "inspect.hpp"
+
+#include <fstream>
+#include <map>
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "ck/ggml_types.hpp"
+#include "plugin_call.hpp"
+#include "progress.hpp"
+#include "suggest.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace ckhost {
+namespace {
+
+constexpr std::size_t json_array_head = 16;
+
+json scalar_json(ck::ValueType type, std::uint64_t raw) {
+    ck::Value v = ck::Value::scalar(type, raw);
+    if (type == ck::ValueType::boolean) return raw != 0;
+    if (type == ck::ValueType::f32 || type == ck::ValueType::f64) return *v.as_double();
+    if (auto i = v.as_int()) return *i;
+    return raw;
+}
+
+json value_json(const ck::Value& v, std::size_t head) {
+    switch (v.type()) {
+        case ck::ValueType::string:
+            return v.str();
+        case ck::ValueType::array: {
+            const ck::ArrayValue& a = v.array();
+            json items = json::array();
+            if (a.element_type() == ck::ValueType::string) {
+                a.for_each_string([&](std::string_view s) {
+                    if (items.size() == head) return false;
+                    items.push_back(std::string(s));
+                    return true;
+                });
+            } else {
+                for (std::uint64_t i = 0; i < a.size() && i < head; ++i)
+                    items.push_back(scalar_json(a.element_type(), a.raw_at(i)));
+            }
+            return {{"elem_type", std::string(ck::value_type_name(a.element_type()))},
+                    {"count", a.size()},
+                    {"items", items}};
+        }
+        default:
+            return scalar_json(v.type(), v.raw());
+    }
+}
+
+std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> bytes_by_type(
+    const ck::ModelHeader& h) {
+    std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> out;  // type -> tensors, bytes
+    for (const auto& t : h.tensors) {
+        auto& [count, bytes] = out[std::string(ck::type_name(t.type))];
+        ++count;
+        bytes += t.nbytes;
+    }
+    return out;
+}
+
+void print_full_value(const ck::Value& v, std::ostream& out) {
+    if (v.type() != ck::ValueType::array) {
+        out << v.to_display() << "\n";
+        return;
+    }
+    // One element per line, all of them.
+    const ck::ArrayValue& a = v.array();
+    if (a.element_type() == ck::ValueType::string) {
+        a.for_each_string([&](std::string_view s) {
+            out << ck::Value::of_string(std::string(s)).to_display() << "\n";
+            return true;
+        });
+    } else {
+        for (std::uint64_t i = 0; i < a.size(); ++i)
+            out << ck::Value::scalar(a.element_type(), a.raw_at(i)).to_display() << "\n";
+    }
+}
+
+}  // namespace
+
+OpenedFile open_with_any_reader(PluginRegistry& registry, const fs::path& file,
+                                ck::Context& context) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw ck::Error("cannot open the file", file.string());
+    unsigned char head[256] = {};
+    in.read(reinterpret_cast<char*>(head), sizeof head);
+    auto got = static_cast<std::size_t>(in.gcount());
+    auto readers = registry.names_with(CK_STAGE_READER);
+    for (const auto& name : readers) {
+        const PluginEntry& p = registry.get(name);
+        if (!p.descriptor->probe) continue;
+        bool match =
+            call_plugin(name, [&] { return p.descriptor->probe(head, got, file.c_str()); });
+        if (!match) continue;
+        OpenedFile opened;
+        opened.plugin = name;
+        opened.reader.reset(
+            call_plugin(name, [&] { return p.descriptor->create_reader(ck::Options(), context); }));
+        opened.header = call_plugin(name, [&] { return opened.reader->open(file); });
+        return opened;
+    }
+    // Nobody recognised it. For an empty or obviously foreign file let the GGUF reader, when
+    // present, explain (it knows empty files and Git LFS pointers); otherwise say who tried.
+    if (std::find(readers.begin(), readers.end(), "gguf") != readers.end()) {
+        const PluginEntry& p = registry.get("gguf");
+        std::unique_ptr<ck::Reader> reader(p.descriptor->create_reader(ck::Options(), context));
+        call_plugin("gguf", [&] { return reader->open(file); });
+    }
+    throw ck::Error("no reader plugin recognises this file (tried: " + join(readers) + ")",
+                    file.string());
+}
+
+int run_inspect(PluginRegistry& registry, const InspectSettings& settings, std::ostream& out,
+                std::ostream& err) {
+    ck::Context context;
+    OpenedFile opened = open_with_any_reader(registry, settings.file, context);
+    const ck::ModelHeader& h = opened.header;
+    for (const auto& w : context.warnings()) err << "warning: " << w << "\n";
+
+    if (settings.key) {
+        const ck::Value* v = h.metadata.find(*settings.key);
+        if (!v) {
+            std::vector<std::string> keys;
+            for (const auto& [k, _] : h.metadata) keys.push_back(k);
+            throw ck::Error("no such key" + did_you_mean(*settings.key, keys),
+                            settings.file.string(), {}, "key '" + *settings.key + "'");
+        }
+        if (settings.json)
+            out << json{{"key", *settings.key},
+                        {"type", std::string(ck::value_type_name(v->type()))},
+                        {"value", value_json(*v, SIZE_MAX)}}
+                       .dump(1, ' ', false, json::error_handler_t::replace)
+                << "\n";
+        else
+            print_full_value(*v, out);
+        return 0;
+    }
+
+    auto by_type = bytes_by_type(h);
+    if (settings.json) {
+        json doc = {{"file", settings.file.string()}, {"format", opened.plugin}};
+        json facts = json::object();
+        for (const auto& [k, v] : h.format_facts) facts[k] = v;
+        doc["facts"] = facts;
+        json meta = json::array();
+        for (const auto& [k, v] : h.metadata)
+            meta.push_back({{"key", k},
+                            {"type", std::string(ck::value_type_name(v.type()))},
+                            {"value", value_json(v, json_array_head)}});
+        doc["metadata"] = meta;
+        json types = json::object();
+        for (const auto& [type, cb] : by_type)
+            types[type] = {{"tensors", cb.first}, {"bytes", cb.second}};
+        doc["bytes_by_type"] = types;
+        doc["tensor_count"] = h.tensors.size();
+        doc["tensor_bytes"] = h.total_bytes();
+        if (settings.tensors) {
+            json tensors = json::array();
+            for (const auto& t : h.tensors)
+                tensors.push_back({{"name", t.name},
+                                   {"type", std::string(ck::type_name(t.type))},
+                                   {"type_id", t.type},
+                                   {"shape", t.ne},
+                                   {"bytes", t.nbytes},
+                                   {"offset", t.source_offset}});
+            doc["tensors"] = tensors;
+        }
+        out << doc.dump(1, ' ', false, json::error_handler_t::replace) << "\n";
+        return 0;
+    }
+
+    out << settings.file.string() << ": " << opened.plugin << "\n";
+    for (const auto& [k, v] : h.format_facts) out << "  " << k << ": " << v << "\n";
+    out << "metadata: " << h.metadata.size() << " keys\n";
+    for (const auto& [k, v] : h.metadata)
+        out << "  " << k << " (" << ck::value_type_name(v.type()) << ") = " << v.to_display()
+            << "\n";
+    out << "tensors: " << h.tensors.size() << ", " << human_bytes(h.total_bytes()) << "\n";
+    for (const auto& [type, cb] : by_type)
+        out << "  " << type << ": " << cb.first << " tensors, " << human_bytes(cb.second) << "\n";
+    if (settings.tensors) {
+        out << "tensor table (name, type, shape, bytes, offset):\n";
+        for (const auto& t : h.tensors)
+            out << "  " << t.name << "  " << ck::type_name(t.type) << "  " << t.shape_string()
+                << "  " << t.nbytes << "  " << t.source_offset << "\n";
+    }
+    return 0;
+}
+
+int run_verify(PluginRegistry& registry, const fs::path& file, bool as_json, std::ostream& out,
+               std::ostream& err) {
+    ck::Context context;
+    OpenedFile opened = open_with_any_reader(registry, file, context);
+    for (std::size_t i = 0; i < opened.header.tensors.size(); ++i) {
+        ck::TensorView v = call_plugin(opened.plugin, [&] { return opened.reader->tensor(i); });
+        if (v.bytes.size() != opened.header.tensors[i].nbytes)
+            throw ck::Error("reader returned " + std::to_string(v.bytes.size()) +
+                                " bytes, header says " +
+                                std::to_string(opened.header.tensors[i].nbytes),
+                            file.string(), {}, "tensor '" + opened.header.tensors[i].name + "'");
+    }
+    call_plugin(opened.plugin, [&] { opened.reader->verify(); });
+    for (const auto& w : context.warnings()) err << "warning: " << w << "\n";
+    if (as_json)
+        out << json{{"file", file.string()},
+                    {"format", opened.plugin},
+                    {"ok", true},
+                    {"warnings", context.warnings()}}
+                   .dump(1)
+            << "\n";
+    else
+        out << file.string() << ": OK (" << opened.plugin << ", " << opened.header.tensors.size()
+            << " tensors)\n";
+    return 0;
+}
+
+}  // namespace ckhost

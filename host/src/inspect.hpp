@@ -1,0 +1,37 @@
+// `ckhost inspect` and `ckhost verify`: open any file a reader plugin recognises.
+#pragma once
+
+#include <filesystem>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "ck/stage.hpp"
+#include "plugin_registry.hpp"
+
+namespace ckhost {
+
+struct InspectSettings {
+    std::filesystem::path file;
+    bool json = false;
+    bool tensors = false;
+    std::optional<std::string> key;  // --kv KEY: print only this value, in full
+};
+
+struct OpenedFile {
+    std::string plugin;
+    std::unique_ptr<ck::Reader> reader;
+    ck::ModelHeader header;
+};
+
+// Finds the reader whose probe accepts the file and opens it (all validation included).
+OpenedFile open_with_any_reader(PluginRegistry& registry, const std::filesystem::path& file,
+                                ck::Context& context);
+
+int run_inspect(PluginRegistry& registry, const InspectSettings& settings, std::ostream& out,
+                std::ostream& err);
+int run_verify(PluginRegistry& registry, const std::filesystem::path& file, bool json,
+               std::ostream& out, std::ostream& err);
+
+}  // namespace ckhost

@@ -1,0 +1,236 @@
+// ckhost: the command line (cli.md). A thin driver: parse, find plugins, run, map errors to
+// exit codes.
+#include <boost/program_options.hpp>
+
+#include <unistd.h>
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "ck/cpu.hpp"
+#include "ck/error.hpp"
+#include "inspect.hpp"
+#include "pipeline.hpp"
+#include "plugins_command.hpp"
+#include "suggest.hpp"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace {
+
+enum ExitCode { ok = 0, failed = 1, usage = 2, plugin_error = 3, interrupted = 130 };
+
+const char* main_usage =
+    "usage: ckhost --pipeline READER[:TRANSFORM...]:WRITER -i INPUT -o OUTPUT [options]\n"
+    "       ckhost convert --pipeline PIPELINE INPUT OUTPUT [options]\n"
+    "       ckhost inspect FILE [--json] [--tensors] [--kv KEY]\n"
+    "       ckhost verify FILE [--json]\n"
+    "       ckhost plugins [--json]\n"
+    "\n"
+    "Converts model weight files between formats, one tensor at a time.\n"
+    "\n"
+    "examples:\n"
+    "  ckhost --pipeline gguf:gguf -i model.gguf -o copy.gguf\n"
+    "  ckhost convert --pipeline gguf:gguf model.gguf out/ --dry-run\n"
+    "  ckhost inspect model.gguf --tensors\n"
+    "  ckhost inspect model.gguf --kv tokenizer.ggml.tokens\n"
+    "  ckhost plugins --json\n"
+    "\n"
+    "Stage options go in brackets: gguf:repack[to=nf4,only=blk.*]:safetensors.\n"
+    "Exit codes: 0 success, 1 input or conversion failed, 2 usage error, 3 plugin could not be\n"
+    "loaded, 130 interrupted.\n";
+
+struct Common {
+    std::vector<std::string> plugin_dirs;
+    std::string isa;
+    bool quiet = false;
+    bool json = false;
+    bool help = false;
+};
+
+po::options_description common_options(Common& c) {
+    po::options_description d("common options");
+    d.add_options()("plugin-dir", po::value(&c.plugin_dirs)->composing(),
+                    "search DIR for plugins first (repeatable)")(
+        "isa", po::value(&c.isa),
+        "force a lower kernel variant: scalar|avx2|avx512 (sets CKHOST_ISA)")(
+        "quiet,q", po::bool_switch(&c.quiet), "no progress, no warnings on stderr")(
+        "json", po::bool_switch(&c.json), "machine-readable output on stdout")(
+        "help,h", po::bool_switch(&c.help), "show this help");
+    return d;
+}
+
+// Parses argv for one command; unknown options and stray arguments are usage errors.
+po::variables_map parse(int argc, char** argv, const po::options_description& options,
+                        const po::positional_options_description& positional) {
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(argc, argv).options(options).positional(positional).run(),
+                  vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        throw ck::usage_error(e.what());
+    }
+    return vm;
+}
+
+void apply_isa(const std::string& isa) {
+    if (isa.empty()) return;
+    if (!ck::isa_from_name(isa))
+        throw ck::usage_error("--isa " + isa + ": expected scalar, avx2 or avx512");
+    ::setenv("CKHOST_ISA", isa.c_str(), 1);
+}
+
+std::vector<fs::path> to_paths(const std::vector<std::string>& dirs) {
+    return {dirs.begin(), dirs.end()};
+}
+
+extern "C" void on_interrupt(int) {
+    ck::request_interrupt();
+    // A second Ctrl-C ends the process at once.
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+}
+
+int convert_command(int argc, char** argv) {
+    Common c;
+    std::string pipeline, input, output;
+    bool dry_run = false, force = false;
+    po::options_description d("convert options");
+    d.add_options()("pipeline,p", po::value(&pipeline),
+                    "READER[:TRANSFORM...]:WRITER, stage options in brackets")(
+        "input,i", po::value(&input), "input file")(
+        "output,o", po::value(&output),
+        "output file or directory (DIR/ for writers that make several files)")(
+        "dry-run,n", po::bool_switch(&dry_run), "print the plan and write nothing")(
+        "force,f", po::bool_switch(&force), "overwrite existing outputs");
+    d.add(common_options(c));
+    po::positional_options_description pos;
+    pos.add("input", 1).add("output", 1);
+    parse(argc, argv, d, pos);
+    if (c.help) {
+        std::cout << main_usage << "\n" << d;
+        return ok;
+    }
+    if (pipeline.empty()) throw ck::usage_error("missing --pipeline (e.g. --pipeline gguf:gguf)");
+    if (input.empty()) throw ck::usage_error("missing input (-i FILE or the first argument)");
+    if (output.empty()) throw ck::usage_error("missing output (-o PATH or the second argument)");
+    apply_isa(c.isa);
+
+    ckhost::PluginRegistry registry(to_paths(c.plugin_dirs));
+    ckhost::Pipeline p(registry, pipeline);
+    ckhost::ConvertSettings settings{
+        pipeline, input, output, dry_run, force, !c.quiet && !c.json && ::isatty(STDERR_FILENO),
+        c.json};
+    std::signal(SIGINT, on_interrupt);
+    std::signal(SIGTERM, on_interrupt);
+    auto result = p.run(settings);
+    if (!c.quiet)
+        for (const auto& w : registry.warnings()) std::cerr << "warning: " << w << "\n";
+    if (!c.quiet)
+        for (const auto& w : result.warnings) std::cerr << "warning: " << w << "\n";
+    if (dry_run && !c.json) p.print_plan(std::cout);
+    if (c.json)
+        std::cout << result.report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace)
+                  << "\n";
+    return ok;
+}
+
+int inspect_command(int argc, char** argv, bool verify) {
+    Common c;
+    ckhost::InspectSettings settings;
+    std::string file, key;
+    po::options_description d(verify ? "verify options" : "inspect options");
+    d.add_options()("file", po::value(&file), "file to read");
+    if (!verify)
+        d.add_options()("tensors,t", po::bool_switch(&settings.tensors), "list every tensor")(
+            "kv", po::value(&key), "print one metadata value in full");
+    d.add(common_options(c));
+    po::positional_options_description pos;
+    pos.add("file", 1);
+    parse(argc, argv, d, pos);
+    if (c.help) {
+        std::cout << (verify
+                          ? "usage: ckhost verify FILE [--json]\n\nRe-checks a file's integrity.\n"
+                          : "usage: ckhost inspect FILE [--json] [--tensors] [--kv KEY]\n\n"
+                            "Shows the header, metadata, tensor table and bytes per dtype.\n")
+                  << "\n"
+                  << d;
+        return ok;
+    }
+    if (file.empty()) throw ck::usage_error("missing FILE");
+    apply_isa(c.isa);
+    ckhost::PluginRegistry registry(to_paths(c.plugin_dirs));
+    if (verify) return ckhost::run_verify(registry, file, c.json, std::cout, std::cerr);
+    settings.file = file;
+    settings.json = c.json;
+    if (!key.empty()) settings.key = key;
+    return ckhost::run_inspect(registry, settings, std::cout, std::cerr);
+}
+
+int plugins_command(int argc, char** argv) {
+    Common c;
+    po::options_description d("plugins options");
+    d.add(common_options(c));
+    parse(argc, argv, d, {});
+    if (c.help) {
+        std::cout
+            << "usage: ckhost plugins [--json]\n\nLists every plugin found, loaded or skipped.\n\n"
+            << d;
+        return ok;
+    }
+    apply_isa(c.isa);
+    ckhost::PluginRegistry registry(to_paths(c.plugin_dirs));
+    return ckhost::run_plugins(registry, c.json, std::cout, std::cerr);
+}
+
+int dispatch(int argc, char** argv) {
+    const std::vector<std::string> commands = {"convert", "inspect", "verify", "plugins", "help"};
+    if (argc < 2) {
+        std::cerr << main_usage;
+        return usage;
+    }
+    std::string first = argv[1];
+    if (first == "help" || first == "--help" || first == "-h") {
+        std::cout << main_usage;
+        return ok;
+    }
+    if (first == "--version") {
+        std::cout << "ckhost " << CKHOST_VERSION << "\n";
+        return ok;
+    }
+    if (first == "convert") return convert_command(argc - 1, argv + 1);
+    if (first == "inspect") return inspect_command(argc - 1, argv + 1, false);
+    if (first == "verify") return inspect_command(argc - 1, argv + 1, true);
+    if (first == "plugins") return plugins_command(argc - 1, argv + 1);
+    if (!first.empty() && first[0] == '-') return convert_command(argc, argv);
+    throw ck::usage_error("unknown command '" + first + "'" +
+                          ckhost::did_you_mean(first, commands) +
+                          " (commands: " + ckhost::join(commands) + ")");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return dispatch(argc, argv);
+    } catch (const ck::Error& e) {
+        std::cerr << "ckhost: error: " << e.what() << "\n";
+        switch (e.kind()) {
+            case ck::ErrorKind::usage:
+                return usage;
+            case ck::ErrorKind::plugin:
+                return plugin_error;
+            case ck::ErrorKind::interrupt:
+                return interrupted;
+            default:
+                return failed;
+        }
+    } catch (const std::exception& e) {
+        std::cerr << "ckhost: error: " << e.what() << "\n";
+        return failed;
+    }
+}

@@ -1,0 +1,252 @@
+#include "pipeline.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <numeric>
+#include <ostream>
+#include <set>
+
+#include "checksum.hpp"
+#include "ck/ggml_types.hpp"
+#include "plugin_call.hpp"
+#include "progress.hpp"
+#include "suggest.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace ckhost {
+
+struct Pipeline::Stage {
+    const PluginEntry* plugin = nullptr;
+    StageSpec spec;
+    std::uint32_t kind = 0;
+    std::unique_ptr<ck::Reader> reader;
+    std::unique_ptr<ck::Transform> transform;
+    std::unique_ptr<ck::Writer> writer;
+};
+
+namespace {
+
+const char* kind_word(std::uint32_t kind) {
+    return kind == CK_STAGE_READER ? "reader" : kind == CK_STAGE_WRITER ? "writer" : "transform";
+}
+
+// Unknown names and values outside a declared list of choices are usage errors, found before
+// any plugin code runs.
+ck::Options checked_options(const PluginEntry& plugin, const StageSpec& spec, std::uint32_t kind) {
+    const ck_plugin_descriptor& d = *plugin.descriptor;
+    std::vector<std::string> known;
+    for (std::size_t i = 0; i < d.option_count; ++i)
+        if (d.options[i].stages & kind) known.push_back(d.options[i].name);
+    for (const auto& [key, value] : spec.options) {
+        const ck_option_descriptor* found = nullptr;
+        for (std::size_t i = 0; i < d.option_count; ++i)
+            if ((d.options[i].stages & kind) && key == d.options[i].name) found = &d.options[i];
+        if (!found)
+            throw ck::usage_error("stage '" + spec.text + "': unknown option '" + key +
+                                  "' for the " + kind_word(kind) + " '" + spec.name + "'" +
+                                  did_you_mean(key, known) +
+                                  " (options: " + (known.empty() ? "none" : join(known)) + ")");
+        if (found->choices) {
+            std::string choices = found->choices;
+            std::vector<std::string> allowed;
+            std::size_t start = 0;
+            while (start <= choices.size()) {
+                std::size_t bar = choices.find('|', start);
+                if (bar == std::string::npos) bar = choices.size();
+                allowed.push_back(choices.substr(start, bar - start));
+                start = bar + 1;
+            }
+            if (std::find(allowed.begin(), allowed.end(), value) == allowed.end())
+                throw ck::usage_error("stage '" + spec.text + "': bad value '" + value +
+                                      "' for option '" + key + "'" + did_you_mean(value, allowed) +
+                                      " (choices: " + join(allowed, "|") + ")");
+        }
+    }
+    return ck::Options(spec.options);
+}
+
+std::string position_word(std::size_t i, std::size_t n) {
+    if (i == 0) return "first";
+    if (i + 1 == n) return "last";
+    return "middle";
+}
+
+}  // namespace
+
+Pipeline::Pipeline(PluginRegistry& registry, const std::string& text) {
+    auto specs = parse_pipeline(text);
+    if (specs.size() < 2)
+        throw ck::usage_error(
+            "pipeline '" + text +
+            "' needs at least a reader and a writer: reader[:transform...]:writer");
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+        auto stage = std::make_unique<Stage>();
+        stage->spec = specs[i];
+        stage->kind = i == 0                  ? CK_STAGE_READER
+                      : i + 1 == specs.size() ? CK_STAGE_WRITER
+                                              : CK_STAGE_TRANSFORM;
+        stage->plugin = &registry.get(stage->spec.name);
+        const ck_plugin_descriptor& d = *stage->plugin->descriptor;
+        if (!(d.stages & stage->kind)) {
+            auto fitting = registry.names_with(stage->kind);
+            throw ck::usage_error("stage '" + stage->spec.name + "' cannot be the " +
+                                  position_word(i, specs.size()) + " stage: it is a " +
+                                  stage_kinds_string(d.stages) + ", not a " +
+                                  kind_word(stage->kind) + " (" + kind_word(stage->kind) +
+                                  "s: " + (fitting.empty() ? "none found" : join(fitting)) + ")");
+        }
+        ck::Options options = checked_options(*stage->plugin, stage->spec, stage->kind);
+        const std::string& name = stage->spec.name;
+        call_plugin(name, [&] {
+            if (stage->kind == CK_STAGE_READER && d.create_reader)
+                stage->reader.reset(d.create_reader(options, context_));
+            else if (stage->kind == CK_STAGE_TRANSFORM && d.create_transform)
+                stage->transform.reset(d.create_transform(options, context_));
+            else if (stage->kind == CK_STAGE_WRITER && d.create_writer)
+                stage->writer.reset(d.create_writer(options, context_));
+        });
+        if (!stage->reader && !stage->transform && !stage->writer)
+            throw ck::Error("plugin '" + name + "' declares a " + kind_word(stage->kind) +
+                                " but did not create one",
+                            stage->plugin->path.string(), {}, {}, ck::ErrorKind::plugin);
+        stages_.push_back(std::move(stage));
+    }
+}
+
+Pipeline::~Pipeline() = default;
+
+void Pipeline::plan(const fs::path& input, const fs::path& output) {
+    headers_.clear();
+    Stage& first = *stages_.front();
+    headers_.push_back(call_plugin(first.spec.name, [&] { return first.reader->open(input); }));
+    for (std::size_t k = 1; k + 1 < stages_.size(); ++k) {
+        Stage& s = *stages_[k];
+        headers_.push_back(
+            call_plugin(s.spec.name, [&] { return s.transform->plan(headers_.back()); }));
+    }
+    Stage& last = *stages_.back();
+    call_plugin(last.spec.name, [&] {
+        last.writer->prepare(headers_.back(), output);
+        outputs_ = last.writer->outputs();
+    });
+}
+
+ck::TensorView Pipeline::fetch(std::size_t depth, std::size_t index) {
+    Stage& s = *stages_[depth];
+    if (depth == 0) return call_plugin(s.spec.name, [&] { return s.reader->tensor(index); });
+    ck::Upstream upstream = [this, depth](std::size_t i) { return fetch(depth - 1, i); };
+    return call_plugin(s.spec.name, [&] { return s.transform->apply(index, upstream); });
+}
+
+json Pipeline::plan_json() const {
+    // Follows each tensor of the final header back through the stages by name.
+    json tensors = json::array();
+    const ck::ModelHeader& final_header = headers_.back();
+    for (const ck::TensorInfo& t : final_header.tensors) {
+        json row = {{"name", t.name}};
+        json path = json::array();
+        for (std::size_t k = 0; k < headers_.size(); ++k) {
+            const ck::TensorInfo* at = headers_[k].find_tensor(t.name);
+            if (!at) continue;
+            path.push_back({{"stage", stages_[k]->spec.name},
+                            {"type", std::string(ck::type_name(at->type))},
+                            {"shape", at->ne},
+                            {"bytes", at->nbytes}});
+        }
+        row["stages"] = path;
+        tensors.push_back(row);
+    }
+    json dropped = json::array();
+    for (const ck::TensorInfo& t : headers_.front().tensors)
+        if (!final_header.find_tensor(t.name)) dropped.push_back(t.name);
+    return {{"tensors", tensors}, {"dropped", dropped}};
+}
+
+void Pipeline::print_plan(std::ostream& out) const {
+    json plan = plan_json();
+    out << "plan: " << stages_.size() << " stages, " << headers_.back().tensors.size()
+        << " tensors, " << human_bytes(headers_.front().total_bytes()) << " in, "
+        << human_bytes(headers_.back().total_bytes()) << " out\n";
+    for (const auto& p : outputs_) out << "output: " << p.string() << "\n";
+    for (const auto& row : plan["tensors"]) {
+        out << "  " << row["name"].get<std::string>() << ":";
+        std::string previous;
+        for (const auto& step : row["stages"]) {
+            std::string here = step["type"].get<std::string>() + " " +
+                               human_bytes(step["bytes"].get<std::uint64_t>());
+            if (here == previous) continue;
+            out << (previous.empty() ? " " : " -> ") << step["stage"].get<std::string>() << " "
+                << here;
+            previous = here;
+        }
+        out << " -> " << stages_.back()->spec.name << "\n";
+    }
+    for (const auto& name : plan["dropped"])
+        out << "  " << name.get<std::string>() << ": dropped\n";
+}
+
+ConvertResult Pipeline::run(const ConvertSettings& settings) {
+    auto started = std::chrono::steady_clock::now();
+    plan(settings.input, settings.output);
+    ck::OutputSet out(settings.force);
+    for (const auto& p : outputs_) out.check_target(p);
+
+    json report = {{"command", "convert"},
+                   {"pipeline", settings.pipeline},
+                   {"input", settings.input.string()},
+                   {"dry_run", settings.dry_run}};
+    json stages = json::array();
+    for (const auto& s : stages_)
+        stages.push_back(
+            {{"name", s->spec.name}, {"kind", kind_word(s->kind)}, {"options", s->spec.options}});
+    report["stages"] = stages;
+    report["bytes_in"] = headers_.front().total_bytes();
+    report["bytes_out"] = headers_.back().total_bytes();
+    json outputs = json::array();
+    for (const auto& p : outputs_) outputs.push_back(p.string());
+    report["outputs"] = outputs;
+    report["plan"] = plan_json();
+
+    if (!settings.dry_run) {
+        Stage& w = *stages_.back();
+        const ck::ModelHeader& final_header = headers_.back();
+        std::vector<std::size_t> order =
+            call_plugin(w.spec.name, [&] { return w.writer->order(); });
+        if (order.empty()) {
+            order.resize(final_header.tensors.size());
+            std::iota(order.begin(), order.end(), 0);
+        }
+        Progress progress(settings.progress, final_header.total_bytes());
+        std::uint64_t done = 0;
+        call_plugin(w.spec.name, [&] { w.writer->begin(out); });
+        for (std::size_t index : order) {
+            const ck::TensorInfo& t = final_header.tensors.at(index);
+            progress.update(done, t.name);
+            ck::TensorView view = fetch(stages_.size() - 2, index);
+            call_plugin(w.spec.name, [&] { w.writer->write(index, view); });
+            done += t.nbytes;
+            ck::throw_if_interrupted();
+        }
+        call_plugin(w.spec.name, [&] { w.writer->finish(); });
+        progress.finish();
+        out.commit();
+        if (settings.checksums) {
+            json checksums = json::object();
+            for (const auto& p : outputs_) checksums[p.string()] = sha256_file(p);
+            report["checksums"] = checksums;
+        }
+    }
+    report["seconds"] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    report["warnings"] = context_.warnings();
+    json extra = json::object();
+    for (const auto& [key, value] : context_.reports())
+        extra[key] = json::parse(value, nullptr, false);
+    report["reports"] = extra;
+    return {report, context_.warnings()};
+}
+
+}  // namespace ckhost

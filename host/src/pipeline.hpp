@@ -1,0 +1,60 @@
+// A conversion: one reader, transforms, one writer, planned completely before the first
+// output byte and then streamed tensor by tensor.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ck/stage.hpp"
+#include "pipeline_spec.hpp"
+#include "plugin_registry.hpp"
+
+namespace ckhost {
+
+struct ConvertSettings {
+    std::string pipeline;
+    std::filesystem::path input;
+    std::filesystem::path output;
+    bool dry_run = false;
+    bool force = false;
+    bool progress = false;   // draw progress on stderr
+    bool checksums = false;  // SHA-256 of every output in the report (costs one more read)
+};
+
+struct ConvertResult {
+    nlohmann::json report;  // what --json prints
+    std::vector<std::string> warnings;
+};
+
+class Pipeline {
+  public:
+    // Resolves every stage and checks kinds and options: usage errors surface here.
+    Pipeline(PluginRegistry& registry, const std::string& text);
+    ~Pipeline();
+
+    // Opens the input, plans every stage and prepares the writer; throws on any problem.
+    void plan(const std::filesystem::path& input, const std::filesystem::path& output);
+    // Prints the plan (which tensor goes through which stage, dtype and bytes).
+    void print_plan(std::ostream& out) const;
+    // Streams every tensor through the stages into atomically committed output files.
+    ConvertResult run(const ConvertSettings& settings);
+
+    const std::vector<std::filesystem::path>& outputs() const { return outputs_; }
+    const ck::Context& context() const { return context_; }
+
+  private:
+    struct Stage;
+    ck::TensorView fetch(std::size_t depth, std::size_t index);
+    nlohmann::json plan_json() const;
+
+    ck::Context context_;
+    std::vector<std::unique_ptr<Stage>> stages_;
+    std::vector<ck::ModelHeader> headers_;  // headers_[k]: what stage k produced
+    std::vector<std::filesystem::path> outputs_;
+};
+
+}  // namespace ckhost

@@ -1,0 +1,57 @@
+// Finds plugin libraries, loads them with Boost.DLL, and checks each descriptor's ABI version
+// before any C++ type of the plugin is touched. Libraries stay loaded until exit: objects a
+// plugin created must never outlive its code.
+#pragma once
+
+#include <boost/dll/shared_library.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ck/plugin.hpp"
+
+namespace ckhost {
+
+struct PluginEntry {
+    std::string name;  // the library's base name
+    std::filesystem::path path;
+    bool loaded = false;
+    std::string skip_reason;  // why it could not be used (empty when loaded or not tried yet)
+    const ck_plugin_descriptor* descriptor = nullptr;
+    std::shared_ptr<boost::dll::shared_library> library;
+};
+
+class PluginRegistry {
+  public:
+    // Search order: explicit dirs, then CKHOST_PLUGIN_PATH, then the directory next to the
+    // executable where the build and the install put the plugins.
+    explicit PluginRegistry(const std::vector<std::filesystem::path>& explicit_dirs);
+
+    const std::vector<std::filesystem::path>& search_path() const { return dirs_; }
+    // Every plugin file found (first of each name), in search order.
+    const std::vector<PluginEntry>& entries() const { return entries_; }
+    // Warnings about shadowed duplicates and the like.
+    const std::vector<std::string>& warnings() const { return warnings_; }
+
+    // The loaded plugin called `name`; throws ck::Error (usage when unknown, plugin when it
+    // cannot be loaded) with the available names.
+    const PluginEntry& get(const std::string& name);
+    void load_all();
+    std::vector<std::string> names() const;
+    std::vector<std::string> names_with(std::uint32_t stage_kind);
+
+    static std::filesystem::path default_plugin_dir();
+
+  private:
+    void load(PluginEntry& entry);
+    std::vector<std::filesystem::path> dirs_;
+    std::vector<PluginEntry> entries_;
+    std::vector<std::string> warnings_;
+};
+
+std::string stage_kinds_string(std::uint32_t stages);
+
+}  // namespace ckhost

@@ -1,0 +1,88 @@
+#include "plugins_command.hpp"
+
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "ck/cpu.hpp"
+#include "plugin_call.hpp"
+
+using nlohmann::json;
+
+namespace ckhost {
+
+int run_plugins(PluginRegistry& registry, bool as_json, std::ostream& out, std::ostream& err) {
+    registry.load_all();
+    json list = json::array();
+    for (const auto& e : registry.entries()) {
+        json item = {{"name", e.name}, {"path", e.path.string()}, {"loaded", e.loaded}};
+        if (!e.loaded) {
+            item["skipped"] = e.skip_reason;
+        } else {
+            const ck_plugin_descriptor& d = *e.descriptor;
+            item["kinds"] = stage_kinds_string(d.stages);
+            item["version"] = d.version ? d.version : "";
+            item["abi_version"] = d.abi_version;
+            item["summary"] = d.summary ? d.summary : "";
+            json options = json::array();
+            for (std::size_t i = 0; i < d.option_count; ++i) {
+                const ck_option_descriptor& o = d.options[i];
+                options.push_back({{"name", o.name},
+                                   {"stages", stage_kinds_string(o.stages)},
+                                   {"default", o.default_value ? o.default_value : ""},
+                                   {"choices", o.choices ? o.choices : ""},
+                                   {"help", o.help ? o.help : ""}});
+            }
+            item["options"] = options;
+            if (d.kernel_variant)
+                item["kernel_variant"] =
+                    call_plugin(e.name, [&] { return std::string(d.kernel_variant()); });
+        }
+        list.push_back(item);
+    }
+    json search = json::array();
+    for (const auto& dir : registry.search_path()) search.push_back(dir.string());
+
+    if (as_json) {
+        out << json{{"search_path", search},
+                    {"cpu_best_isa",
+                     std::string(ck::isa_name(ck::best_supported_isa(ck::cpu_features())))},
+                    {"plugins", list},
+                    {"warnings", registry.warnings()}}
+                   .dump(1)
+            << "\n";
+        return 0;
+    }
+    for (const auto& w : registry.warnings()) err << "warning: " << w << "\n";
+    out << "search path:";
+    for (const auto& dir : search) out << " " << dir.get<std::string>();
+    out << "\ncpu: best kernel variant " << ck::isa_name(ck::best_supported_isa(ck::cpu_features()))
+        << "\n";
+    for (const auto& item : list) {
+        out << item["name"].get<std::string>();
+        if (!item["loaded"].get<bool>()) {
+            out << "  SKIPPED: " << item["skipped"].get<std::string>() << "\n    "
+                << item["path"].get<std::string>() << "\n";
+            continue;
+        }
+        out << "  (" << item["kinds"].get<std::string>() << ")  version "
+            << item["version"].get<std::string>() << "  ABI "
+            << item["abi_version"].get<unsigned>();
+        if (item.contains("kernel_variant"))
+            out << "  kernels: " << item["kernel_variant"].get<std::string>();
+        out << "\n    " << item["summary"].get<std::string>() << "\n    "
+            << item["path"].get<std::string>() << "\n";
+        for (const auto& o : item["options"]) {
+            out << "    option " << o["name"].get<std::string>();
+            if (!o["choices"].get<std::string>().empty())
+                out << "=" << o["choices"].get<std::string>();
+            if (!o["default"].get<std::string>().empty())
+                out << " (default " << o["default"].get<std::string>() << ")";
+            out << " [" << o["stages"].get<std::string>() << "]: " << o["help"].get<std::string>()
+                << "\n";
+        }
+    }
+    return 0;
+}
+
+}  // namespace ckhost

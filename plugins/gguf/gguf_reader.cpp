@@ -1,0 +1,399 @@
+#include "gguf_reader.hpp"
+
+#include <boost/endian/conversion.hpp>
+#include <boost/interprocess/file_mapping.hpp>
+#include <boost/interprocess/mapped_region.hpp>
+
+#include <cstring>
+#include <string_view>
+#include <unordered_set>
+
+#include "ck/error.hpp"
+#include "ck/ggml_types.hpp"
+#include "gguf_format.hpp"
+
+namespace bip = boost::interprocess;
+namespace fs = std::filesystem;
+
+namespace ck::gguf {
+
+// The file, mapped read-only for as long as any header array or tensor view points into it.
+struct Mapping {
+    bip::file_mapping file;
+    bip::mapped_region region;
+    const std::byte* data() const { return static_cast<const std::byte*>(region.get_address()); }
+    std::size_t size() const { return region.get_size(); }
+};
+
+namespace {
+
+// Reads fields in order and knows how many bytes remain, so that every count read from the
+// file is bounded by the file before anything is sized by it (as ggml's gguf_reader does).
+class Cursor {
+  public:
+    Cursor(const std::byte* data, std::uint64_t size, std::string file)
+        : data_(data), size_(size), file_(std::move(file)) {}
+
+    std::uint64_t pos() const { return pos_; }
+    std::uint64_t remaining() const { return size_ - pos_; }
+    const std::byte* here() const { return data_ + pos_; }
+
+    [[noreturn]] void fail(const std::string& message, std::uint64_t at,
+                           const std::string& subject = {}) const {
+        throw Error(message, file_, at, subject);
+    }
+
+    void need(std::uint64_t n, const std::string& what, const std::string& subject) const {
+        if (n > remaining())
+            fail("file ends inside " + what + " (needs " + std::to_string(n) + " bytes, " +
+                     std::to_string(remaining()) + " remain)",
+                 pos_, subject);
+    }
+
+    template <class T>
+    T read(const std::string& what, const std::string& subject = {}) {
+        need(sizeof(T), what, subject);
+        T v = boost::endian::endian_load<T, sizeof(T), boost::endian::order::little>(
+            reinterpret_cast<const unsigned char*>(here()));
+        pos_ += sizeof(T);
+        return v;
+    }
+
+    void skip(std::uint64_t n) { pos_ += n; }
+
+    std::string_view read_string(const std::string& what, const std::string& subject,
+                                 std::uint64_t limit = max_string_bytes) {
+        std::uint64_t at = pos_;
+        auto len = read<std::uint64_t>(what + " length", subject);
+        if (len > limit)
+            fail(what + " length " + std::to_string(len) + " exceeds the maximum of " +
+                     std::to_string(limit),
+                 at, subject);
+        if (len > remaining())
+            fail(what + " length " + std::to_string(len) + " runs past the end of the file (" +
+                     std::to_string(remaining()) + " bytes remain)",
+                 at, subject);
+        std::string_view s(reinterpret_cast<const char*>(here()), len);
+        pos_ += len;
+        return s;
+    }
+
+  private:
+    const std::byte* data_;
+    std::uint64_t size_;
+    std::uint64_t pos_ = 0;
+    std::string file_;
+};
+
+std::string key_subject(std::string_view key) {
+    return "key '" + std::string(key) + "'";
+}
+std::string tensor_subject(std::string_view name, std::uint64_t index) {
+    return "tensor " + std::to_string(index) + " '" + std::string(name) + "'";
+}
+
+void check_magic(Cursor& in, std::uint64_t file_size) {
+    const char* head = reinterpret_cast<const char*>(in.here());
+    constexpr std::string_view lfs = "version https://git-lfs";
+    if (file_size >= lfs.size() && std::string_view(head, lfs.size()) == lfs)
+        in.fail("this is a Git LFS pointer, not a model: fetch the real file with 'git lfs pull'",
+                0, "magic");
+    if (file_size < magic.size()) in.fail("file too short to hold the GGUF magic", 0, "magic");
+    if (std::string_view(head, magic.size()) != magic) {
+        std::string shown;
+        for (std::size_t i = 0; i < 4; ++i) {
+            auto c = static_cast<unsigned char>(head[i]);
+            char buf[8];
+            std::snprintf(buf, sizeof buf, c >= 0x20 && c < 0x7f ? "%c" : "\\x%02x", c);
+            shown += buf;
+        }
+        in.fail("bad magic '" + shown + "', expected 'GGUF': not a GGUF file", 0, "magic");
+    }
+    in.skip(magic.size());
+}
+
+void check_version(Cursor& in) {
+    std::uint64_t at = in.pos();
+    auto version = in.read<std::uint32_t>("the version", "version");
+    if (version != 0 && (version & 0xffff) == 0)
+        in.fail("version field reads " + std::to_string(version) +
+                    ": the file looks big-endian (byte-swapped); big-endian GGUF is not "
+                    "supported, convert it on a big-endian machine or with gguf-py",
+                at, "version");
+    if (version == 1)
+        in.fail(
+            "GGUF version 1 is not supported (it used 32-bit counts; re-save the model "
+            "with a current llama.cpp)",
+            at, "version");
+    if (version < min_version || version > max_version)
+        in.fail("unsupported GGUF version " + std::to_string(version) + ", expected 2 or 3", at,
+                "version");
+}
+
+// Smallest encodings, used to bound counts by the bytes that remain.
+constexpr std::uint64_t min_kv_bytes = 8 + 1 + 4 + 1;           // key len, 1-byte key, type, u8
+constexpr std::uint64_t min_tensor_info_bytes = 8 + 4 + 4 + 8;  // name len, n_dims, type, offset
+
+std::uint64_t read_count(Cursor& in, const char* field, const char* what,
+                         std::uint64_t min_bytes_each) {
+    std::uint64_t at = in.pos();
+    auto count = in.read<std::uint64_t>(std::string("the ") + what + " count", field);
+    std::uint64_t room = in.remaining() / min_bytes_each;
+    if (count > room)
+        in.fail(std::string(what) + " count " + std::to_string(count) +
+                    " cannot fit in the file: at most " + std::to_string(room) +
+                    " would fit in the " + std::to_string(in.remaining()) +
+                    " remaining bytes (corrupt count or truncated file)",
+                at, field);
+    return count;
+}
+
+ValueType read_value_type(Cursor& in, const std::string& subject, bool element) {
+    std::uint64_t at = in.pos();
+    auto raw =
+        in.read<std::uint32_t>(element ? "the array element type" : "the value type", subject);
+    if (!is_valid_value_type(raw))
+        in.fail(std::string(element ? "invalid array element type " : "invalid value type ") +
+                    std::to_string(static_cast<std::int32_t>(raw)) + " (valid: 0 to 12)",
+                at, subject);
+    auto type = static_cast<ValueType>(raw);
+    if (element && type == ValueType::array)
+        in.fail("array of arrays is not supported (nor by ggml)", at, subject);
+    return type;
+}
+
+Value read_array(Cursor& in, const std::string& subject,
+                 const std::shared_ptr<const Mapping>& owner) {
+    ValueType elem = read_value_type(in, subject, true);
+    std::uint64_t at = in.pos();
+    auto count = in.read<std::uint64_t>("the array count", subject);
+    std::uint64_t min_each = elem == ValueType::string ? 8 : value_type_size(elem);
+    if (count > max_array_count)
+        in.fail("array count " + std::to_string(count) + " exceeds the maximum of " +
+                    std::to_string(max_array_count),
+                at, subject);
+    if (count > in.remaining() / min_each)
+        in.fail("array of " + std::to_string(count) + " " + std::string(value_type_name(elem)) +
+                    " runs past the end of the file (" + std::to_string(in.remaining()) +
+                    " bytes remain)",
+                at, subject);
+    const std::byte* start = in.here();
+    std::uint64_t begin = in.pos();
+    if (elem == ValueType::string) {
+        // Walk the lengths only: the strings stay in the mapping.
+        for (std::uint64_t i = 0; i < count; ++i)
+            in.read_string("string element " + std::to_string(i), subject);
+    } else {
+        in.skip(count * min_each);
+    }
+    std::span<const std::byte> bytes(start, in.pos() - begin);
+    return Value::of_array(ArrayValue(elem, count, bytes, owner));
+}
+
+Value read_value(Cursor& in, ValueType type, const std::string& subject,
+                 const std::shared_ptr<const Mapping>& owner, Context& context,
+                 const std::string& file) {
+    switch (type) {
+        case ValueType::string:
+            return Value::of_string(std::string(in.read_string("string value", subject)));
+        case ValueType::array:
+            return read_array(in, subject, owner);
+        case ValueType::u8:
+        case ValueType::i8:
+        case ValueType::boolean: {
+            std::uint64_t at = in.pos();
+            auto v = in.read<std::uint8_t>("the value", subject);
+            if (type == ValueType::boolean && v > 1)
+                context.warn(file + ": byte " + std::to_string(at) + ": " + subject +
+                             ": bool byte " + std::to_string(v) + " read as true");
+            return Value::scalar(type, type == ValueType::boolean ? (v != 0) : v);
+        }
+        case ValueType::u16:
+        case ValueType::i16:
+            return Value::scalar(type, in.read<std::uint16_t>("the value", subject));
+        case ValueType::u32:
+        case ValueType::i32:
+        case ValueType::f32:
+            return Value::scalar(type, in.read<std::uint32_t>("the value", subject));
+        default:
+            return Value::scalar(type, in.read<std::uint64_t>("the value", subject));
+    }
+}
+
+std::uint64_t alignment_of(const Metadata& meta, Cursor& in, std::uint64_t key_pos) {
+    const Value* v = meta.find(alignment_key);
+    if (!v) return default_alignment;
+    std::string subject = key_subject(alignment_key);
+    if (v->type() != ValueType::u32)
+        in.fail("must be of type u32 but is " + std::string(value_type_name(v->type())), key_pos,
+                subject);
+    if (!is_power_of_two(v->raw()))
+        in.fail("alignment " + std::to_string(v->raw()) + " is not a power of two", key_pos,
+                subject);
+    return v->raw();
+}
+
+}  // namespace
+
+bool looks_like_gguf(const unsigned char* head, std::size_t size) {
+    return size >= 4 && std::memcmp(head, magic.data(), 4) == 0;
+}
+
+ModelHeader GgufReader::open(const fs::path& path) {
+    const std::string file = path.string();
+    std::error_code ec;
+    auto file_size = fs::file_size(path, ec);
+    if (ec) throw Error("cannot open: " + ec.message(), file);
+    if (file_size == 0) throw Error("empty file (0 bytes): not a GGUF model", file, 0, "magic");
+
+    auto mapping = std::make_shared<Mapping>();
+    try {
+        mapping->file = bip::file_mapping(file.c_str(), bip::read_only);
+        mapping->region = bip::mapped_region(mapping->file, bip::read_only);
+    } catch (const bip::interprocess_exception& e) {
+        throw Error(std::string("cannot map the file: ") + e.what(), file);
+    }
+    mapping_ = mapping;
+    Cursor in(mapping->data(), mapping->size(), file);
+
+    check_magic(in, file_size);
+    check_version(in);
+    std::uint64_t n_tensors = read_count(in, "n_tensors", "tensor", min_tensor_info_bytes);
+    std::uint64_t n_kv = read_count(in, "n_kv", "key-value", min_kv_bytes);
+
+    ModelHeader header;
+    header.source = file;
+    header.format = "gguf";
+    std::uint64_t alignment_key_pos = 0;
+    for (std::uint64_t i = 0; i < n_kv; ++i) {
+        std::uint64_t key_pos = in.pos();
+        std::string index_subject = "key-value " + std::to_string(i);
+        std::string_view key = in.read_string("key", index_subject);
+        if (key.empty()) in.fail("key " + std::to_string(i) + " is empty", key_pos, index_subject);
+        std::string subject = key_subject(key);
+        ValueType type = read_value_type(in, subject, false);
+        Value value = read_value(in, type, subject, mapping_, context_, file);
+        if (key == alignment_key) alignment_key_pos = key_pos;
+        if (!header.metadata.insert(std::string(key), std::move(value)))
+            in.fail("duplicate key", key_pos, subject);
+    }
+    const std::uint64_t alignment = alignment_of(header.metadata, in, alignment_key_pos);
+
+    std::unordered_set<std::string_view> names;
+    std::vector<std::uint64_t> info_pos(n_tensors), offset_pos(n_tensors), offsets(n_tensors);
+    header.tensors.reserve(n_tensors);
+    for (std::uint64_t i = 0; i < n_tensors; ++i) {
+        info_pos[i] = in.pos();
+        std::string index_subject = "tensor " + std::to_string(i);
+        std::string_view name = in.read_string("tensor name", index_subject);
+        std::string subject = tensor_subject(name, i);
+        if (name.size() > max_name_bytes)
+            in.fail("name is " + std::to_string(name.size()) + " bytes, at most " +
+                        std::to_string(max_name_bytes) + " allowed",
+                    info_pos[i], subject);
+        if (!names.insert(name).second) in.fail("duplicate tensor name", info_pos[i], subject);
+
+        TensorInfo t;
+        t.name = std::string(name);
+        std::uint64_t dims_pos = in.pos();
+        auto n_dims = in.read<std::uint32_t>("the number of dimensions", subject);
+        if (n_dims > max_dims)
+            in.fail("invalid number of dimensions " + std::to_string(n_dims) + " (at most 4)",
+                    dims_pos, subject);
+        for (std::uint32_t d = 0; d < n_dims; ++d) {
+            std::uint64_t at = in.pos();
+            auto ne = in.read<std::int64_t>("a dimension", subject);
+            if (ne < 0)
+                in.fail(
+                    "dimension " + std::to_string(d) + " is " + std::to_string(ne) + " (negative)",
+                    at, subject);
+            t.ne.push_back(ne);
+        }
+        if (!element_count(t.ne))
+            in.fail("shape " + t.shape_string() + ": element count overflows int64", dims_pos,
+                    subject);
+        std::uint64_t type_pos = in.pos();
+        t.type = in.read<std::uint32_t>("the tensor type", subject);
+        const TypeInfo* info = find_type(t.type);
+        if (!info)
+            in.fail("invalid ggml type " + std::to_string(static_cast<std::int32_t>(t.type)) +
+                        " (unknown; known ids are 0 to " + std::to_string(ggml_type_count - 1) +
+                        ")",
+                    type_pos, subject);
+        if (info->removed)
+            in.fail(
+                "ggml type " + std::to_string(t.type) + " was removed from ggml and cannot be read",
+                type_pos, subject);
+        std::uint64_t ne0 = t.ne.empty() ? 1 : static_cast<std::uint64_t>(t.ne[0]);
+        if (ne0 % info->block_size != 0)
+            in.fail("type " + std::string(info->name) + " has " + std::to_string(ne0) +
+                        " elements per row, not a multiple of its block size " +
+                        std::to_string(info->block_size),
+                    dims_pos, subject);
+        auto nbytes = tensor_bytes(t.type, t.ne);
+        if (!nbytes)
+            in.fail("shape " + t.shape_string() + " of type " + std::string(info->name) +
+                        ": size in bytes overflows",
+                    dims_pos, subject);
+        t.nbytes = *nbytes;
+        offset_pos[i] = in.pos();
+        offsets[i] = in.read<std::uint64_t>("the tensor offset", subject);
+        header.tensors.push_back(std::move(t));
+    }
+
+    // The data section starts at the next multiple of the alignment. The padding must exist
+    // when there are tensors (ggml seeks to it).
+    data_start_ = align_up(in.pos(), alignment);
+    if (n_tensors > 0 && data_start_ > file_size)
+        in.fail("file ends inside the padding before the data section (data would start at " +
+                    std::to_string(data_start_) + ", file has " + std::to_string(file_size) +
+                    " bytes)",
+                in.pos(), "padding");
+
+    // Offsets: aligned, packed in order (ggml requires it, so nothing else reads gaps), and
+    // inside the file. The packed rule also rules out every overlap.
+    std::uint64_t expected = 0;
+    extents_.clear();
+    for (std::uint64_t i = 0; i < n_tensors; ++i) {
+        TensorInfo& t = header.tensors[i];
+        std::string subject = tensor_subject(t.name, i);
+        std::uint64_t off = offsets[i];
+        if (off % alignment != 0)
+            in.fail("offset " + std::to_string(off) + " is not a multiple of the alignment " +
+                        std::to_string(alignment),
+                    offset_pos[i], subject);
+        if (off != expected)
+            in.fail("offset " + std::to_string(off) + ", expected " + std::to_string(expected) +
+                        (off < expected ? " (overlaps the previous tensor)"
+                                        : " (gap after the previous tensor)") +
+                        ": tensors must be packed in order",
+                    offset_pos[i], subject);
+        std::uint64_t start = data_start_ + off;
+        if (t.nbytes > file_size || start > file_size - t.nbytes)
+            in.fail("tensor data (" + std::to_string(t.nbytes) + " bytes at offset " +
+                        std::to_string(start) + ") runs past the end of the file (" +
+                        std::to_string(file_size) + " bytes)",
+                    offset_pos[i], subject);
+        t.source_offset = start;
+        extents_.emplace_back(start, t.nbytes);
+        expected = off + align_up(t.nbytes, alignment);
+    }
+    auto version = boost::endian::endian_load<std::uint32_t, 4, boost::endian::order::little>(
+        reinterpret_cast<const unsigned char*>(mapping->data() + 4));
+    header.format_facts = {{"version", std::to_string(version)},
+                           {"alignment", std::to_string(alignment)},
+                           {"data start", std::to_string(data_start_)},
+                           {"file size", std::to_string(file_size)}};
+    if (file_size > data_start_ + expected && n_tensors > 0)
+        header.format_facts.emplace_back("trailing bytes",
+                                         std::to_string(file_size - data_start_ - expected));
+    return header;
+}
+
+TensorView GgufReader::tensor(std::size_t index) {
+    if (!mapping_ || index >= extents_.size()) throw Error("tensor index out of range");
+    auto [offset, size] = extents_[index];
+    return {std::span(mapping_->data() + offset, size), mapping_};
+}
+
+}  // namespace ck::gguf

@@ -1,0 +1,134 @@
+#include "gguf_writer.hpp"
+
+#include <boost/endian/conversion.hpp>
+
+#include <unordered_set>
+
+#include "ck/error.hpp"
+#include "ck/ggml_types.hpp"
+#include "gguf_format.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ck::gguf {
+namespace {
+
+template <class T>
+void put(std::vector<std::byte>& out, T v) {
+    std::byte buf[sizeof(T)];
+    boost::endian::endian_store<T, sizeof(T), boost::endian::order::little>(
+        reinterpret_cast<unsigned char*>(buf), v);
+    out.insert(out.end(), buf, buf + sizeof(T));
+}
+
+void put_string(std::vector<std::byte>& out, std::string_view s) {
+    put<std::uint64_t>(out, s.size());
+    auto b = std::as_bytes(std::span(s.data(), s.size()));
+    out.insert(out.end(), b.begin(), b.end());
+}
+
+// `-o dir/` (or an existing directory) gets the input's file name with a .gguf extension.
+fs::path output_path(const fs::path& destination, const ModelHeader& header) {
+    std::string d = destination.string();
+    if (fs::is_directory(destination) || (!d.empty() && d.back() == '/')) {
+        fs::path name = fs::path(header.source).filename();
+        name.replace_extension(".gguf");
+        return destination / name;
+    }
+    return destination;
+}
+
+std::uint64_t checked_alignment(const Metadata& meta) {
+    const Value* v = meta.find(alignment_key);
+    if (!v) return default_alignment;
+    if (v->type() != ValueType::u32 || !is_power_of_two(v->raw()))
+        throw Error("general.alignment must be a u32 power of two, got " + v->to_display(), {}, {},
+                    "key 'general.alignment'");
+    return v->raw();
+}
+
+}  // namespace
+
+void GgufWriter::prepare(const ModelHeader& header, const fs::path& destination) {
+    header_ = header;
+    path_ = output_path(destination, header);
+    alignment_ = checked_alignment(header_.metadata);
+
+    bool quantized = false;
+    std::unordered_set<std::string_view> names;
+    for (std::size_t i = 0; i < header_.tensors.size(); ++i) {
+        const TensorInfo& t = header_.tensors[i];
+        std::string subject = "tensor '" + t.name + "'";
+        const TypeInfo* info = find_type(t.type);
+        if (!info || info->removed)
+            throw Error("type id " + std::to_string(t.type) + " cannot be stored in GGUF", {}, {},
+                        subject);
+        if (t.name.size() > max_name_bytes)
+            throw Error("name longer than 63 bytes cannot be stored in GGUF", {}, {}, subject);
+        if (!names.insert(t.name).second) throw Error("duplicate tensor name", {}, {}, subject);
+        if (t.ne.size() > max_dims)
+            throw Error(std::to_string(t.ne.size()) + " dimensions; GGUF stores at most 4", {}, {},
+                        subject);
+        auto bytes = tensor_bytes(t.type, t.ne);
+        if (!bytes || *bytes != t.nbytes)
+            throw Error("byte size " + std::to_string(t.nbytes) + " does not match type " +
+                            std::string(type_name(t.type)) + " and shape " + t.shape_string(),
+                        {}, {}, subject);
+        quantized = quantized || info->quantized;
+    }
+    // A GGUF source without the key was written that way by ggml (which reads it fine), and
+    // gguf:gguf must reproduce it byte for byte; anything else quantized gets the key.
+    if (quantized && header_.format != "gguf" &&
+        !header_.metadata.contains(quantization_version_key))
+        header_.metadata.set(std::string(quantization_version_key),
+                             Value::of_u32(quantization_version));
+
+    preamble_.clear();
+    for (char c : magic) preamble_.push_back(static_cast<std::byte>(c));
+    put<std::uint32_t>(preamble_, write_version);
+    put<std::uint64_t>(preamble_, header_.tensors.size());
+    put<std::uint64_t>(preamble_, header_.metadata.size());
+    for (const auto& [key, value] : header_.metadata) {
+        put_string(preamble_, key);
+        put<std::uint32_t>(preamble_, static_cast<std::uint32_t>(value.type()));
+        encode_gguf_value(value, preamble_);
+    }
+    std::uint64_t offset = 0;
+    for (const TensorInfo& t : header_.tensors) {
+        put_string(preamble_, t.name);
+        put<std::uint32_t>(preamble_, static_cast<std::uint32_t>(t.ne.size()));
+        for (std::int64_t ne : t.ne) put<std::int64_t>(preamble_, ne);
+        put<std::uint32_t>(preamble_, t.type);
+        put<std::uint64_t>(preamble_, offset);
+        offset += align_up(t.nbytes, alignment_);
+    }
+    preamble_.resize(align_up(preamble_.size(), alignment_), std::byte{0});
+}
+
+void GgufWriter::begin(OutputSet& out) {
+    file_ = &out.create(path_);
+    file_->write(preamble_);
+    preamble_ = {};
+    next_ = 0;
+}
+
+void GgufWriter::write(std::size_t index, const TensorView& tensor) {
+    const TensorInfo& t = header_.tensors.at(index);
+    if (index != next_)
+        throw Error("tensors must arrive in header order", {}, {}, "tensor '" + t.name + "'");
+    if (tensor.bytes.size() != t.nbytes)
+        throw Error("got " + std::to_string(tensor.bytes.size()) + " bytes, expected " +
+                        std::to_string(t.nbytes),
+                    {}, {}, "tensor '" + t.name + "'");
+    file_->write(tensor.bytes);
+    file_->write_zeros(align_up(t.nbytes, alignment_) - t.nbytes);
+    ++next_;
+}
+
+void GgufWriter::finish() {
+    if (next_ != header_.tensors.size())
+        throw Error("only " + std::to_string(next_) + " of " +
+                    std::to_string(header_.tensors.size()) + " tensors were written");
+}
+
+}  // namespace ck::gguf

@@ -1,0 +1,28 @@
+// GgufWriter: writes exactly ggml's layout (header, KVs in order, tensor infos, padding, data
+// each padded to the alignment), honouring general.alignment.
+#pragma once
+
+#include "ck/stage.hpp"
+
+namespace ck::gguf {
+
+class GgufWriter final : public Writer {
+  public:
+    explicit GgufWriter(Context& context) : context_(context) {}
+    void prepare(const ModelHeader& header, const std::filesystem::path& destination) override;
+    std::vector<std::filesystem::path> outputs() const override { return {path_}; }
+    void begin(OutputSet& out) override;
+    void write(std::size_t index, const TensorView& tensor) override;
+    void finish() override;
+
+  private:
+    Context& context_;
+    std::filesystem::path path_;
+    ModelHeader header_;
+    std::uint64_t alignment_ = 0;
+    std::vector<std::byte> preamble_;  // everything before the data section
+    std::size_t next_ = 0;
+    OutputFile* file_ = nullptr;
+};
+
+}  // namespace ck::gguf

@@ -1,0 +1,41 @@
+// The gguf plugin: llama.cpp's / ggml's container, as a reader and a writer.
+#include "ck/plugin.hpp"
+
+#include "gguf_reader.hpp"
+#include "gguf_writer.hpp"
+
+namespace {
+
+bool probe(const unsigned char* head, std::size_t size, const char*) {
+    return ck::gguf::looks_like_gguf(head, size);
+}
+
+ck::Reader* create_reader(const ck::Options&, ck::Context& context) {
+    return new ck::gguf::GgufReader(context);
+}
+
+ck::Writer* create_writer(const ck::Options&, ck::Context& context) {
+    return new ck::gguf::GgufWriter(context);
+}
+
+const ck_plugin_descriptor descriptor = {
+    CK_PLUGIN_ABI_VERSION,
+    CK_STAGE_READER | CK_STAGE_WRITER,
+    "gguf",
+    "1.0.0",
+    "GGUF v2/v3 (llama.cpp, ggml): memory-mapped reader with full validation; writer in ggml's "
+    "exact layout",
+    nullptr,
+    0,
+    probe,
+    create_reader,
+    nullptr,
+    create_writer,
+    nullptr,
+};
+
+}  // namespace
+
+CK_PLUGIN_EXPORT const ck_plugin_descriptor* ckhost_plugin_descriptor() {
+    return &descriptor;
+}

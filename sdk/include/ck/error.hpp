@@ -1,0 +1,49 @@
+// ck::Error: the only exception type that may cross the plugin boundary.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "ck/export.hpp"
+
+namespace ck {
+
+// What the host does with an error: each kind maps to one exit code (cli.md).
+enum class ErrorKind {
+    input,      // exit 1: bad file, unsupported tensor, I/O error
+    usage,      // exit 2: bad pipeline, option or argument
+    plugin,     // exit 3: a plugin could not be loaded or is incompatible
+    interrupt,  // the user pressed Ctrl-C
+};
+
+class CK_SDK_API Error : public std::runtime_error {
+  public:
+    // `subject` is the key or tensor the problem is about, already quoted as the caller wants
+    // it shown (e.g. "tensor 'blk.0.attn_q.weight'" or "key 'general.alignment'").
+    Error(std::string message, std::string file = {}, std::optional<std::uint64_t> offset = {},
+          std::string subject = {}, ErrorKind kind = ErrorKind::input);
+    ~Error() override;
+
+    const std::string& message() const noexcept { return message_; }
+    const std::string& file() const noexcept { return file_; }
+    std::optional<std::uint64_t> offset() const noexcept { return offset_; }
+    const std::string& subject() const noexcept { return subject_; }
+    ErrorKind kind() const noexcept { return kind_; }
+
+    // Copies with the file filled in, for code that learns the file name late.
+    Error with_file(const std::string& file) const;
+
+  private:
+    std::string message_;
+    std::string file_;
+    std::optional<std::uint64_t> offset_;
+    std::string subject_;
+    ErrorKind kind_;
+};
+
+// Shorthand for the usage errors stages raise while checking their options.
+CK_SDK_API Error usage_error(std::string message);
+
+}  // namespace ck

@@ -1,0 +1,72 @@
+// Atomic output: every file a writer produces is written to a temporary file beside its final
+// path and renamed into place only when the whole conversion succeeded.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "ck/export.hpp"
+
+namespace ck {
+
+class CK_SDK_API OutputFile {
+  public:
+    OutputFile(const OutputFile&) = delete;
+    OutputFile& operator=(const OutputFile&) = delete;
+    ~OutputFile();
+
+    // Appends (buffered). Checks for Ctrl-C, so a long write stops promptly.
+    void write(std::span<const std::byte> bytes);
+    void write(const void* data, std::size_t size) {
+        write(std::span(static_cast<const std::byte*>(data), size));
+    }
+    void write_zeros(std::uint64_t count);
+    // Overwrites bytes already written (headers patched at the end).
+    void write_at(std::uint64_t offset, std::span<const std::byte> bytes);
+    std::uint64_t size() const noexcept { return size_; }
+
+    const std::filesystem::path& final_path() const noexcept { return final_; }
+    const std::filesystem::path& temp_path() const noexcept { return temp_; }
+
+  private:
+    friend class OutputSet;
+    OutputFile(std::filesystem::path final_path, std::filesystem::path temp_path, int fd);
+    void flush();
+    void close();
+
+    std::filesystem::path final_;
+    std::filesystem::path temp_;
+    int fd_ = -1;
+    std::uint64_t size_ = 0;
+    std::vector<std::byte> buffer_;
+};
+
+class CK_SDK_API OutputSet {
+  public:
+    explicit OutputSet(bool overwrite) : overwrite_(overwrite) {}
+    OutputSet(const OutputSet&) = delete;
+    OutputSet& operator=(const OutputSet&) = delete;
+    ~OutputSet();  // aborts unless committed
+
+    // Opens a temporary file in final_path's directory (creating missing directories, which
+    // abort() removes again). Refuses an existing final_path unless overwriting is allowed.
+    OutputFile& create(const std::filesystem::path& final_path);
+    // Checks, without creating anything, that create(final_path) would be allowed.
+    void check_target(const std::filesystem::path& final_path) const;
+
+    void commit();          // flush, close and rename every file into place
+    void abort() noexcept;  // remove every temporary file and created directory
+
+    std::vector<std::filesystem::path> final_paths() const;
+
+  private:
+    bool overwrite_;
+    bool committed_ = false;
+    std::vector<std::unique_ptr<OutputFile>> files_;
+    std::vector<std::filesystem::path> created_dirs_;
+};
+
+}  // namespace ck

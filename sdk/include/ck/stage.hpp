@@ -1,0 +1,63 @@
+// The three stage interfaces a plugin implements, and their life cycle (architecture.md):
+//
+//   Reader::open            -> ModelHeader (metadata + tensor directory, no tensor bytes)
+//   Transform::plan         -> the header it will produce (pure, descriptors only)
+//   Writer::prepare         -> every check, order and layout fixed; nothing written
+//   Writer::begin           -> output files created
+//   for each tensor in Writer::order():  Reader::tensor -> Transform::apply... -> Writer::write
+//   Writer::finish          -> headers and checksums patched; the host commits the outputs
+//
+// Only ck::Error may leave any of these calls.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <numeric>
+#include <vector>
+
+#include "ck/context.hpp"
+#include "ck/model.hpp"
+#include "ck/options.hpp"
+#include "ck/output.hpp"
+
+namespace ck {
+
+class Reader {
+  public:
+    virtual ~Reader() = default;
+    virtual ModelHeader open(const std::filesystem::path& path) = 0;
+    // Bytes of tensor `index` of the header open() returned.
+    virtual TensorView tensor(std::size_t index) = 0;
+    // Integrity checks beyond open() for `ckhost verify` (checksums, ...), called after the
+    // host has fetched every tensor once; throws on the first problem.
+    virtual void verify() {}
+};
+
+// Fetches tensor `index` of the previous stage's header.
+using Upstream = std::function<TensorView(std::size_t index)>;
+
+class Transform {
+  public:
+    virtual ~Transform() = default;
+    virtual ModelHeader plan(const ModelHeader& in) = 0;
+    // Produces tensor `index` of the planned header, pulling what it needs from upstream.
+    virtual TensorView apply(std::size_t index, const Upstream& upstream) = 0;
+};
+
+class Writer {
+  public:
+    virtual ~Writer() = default;
+    // Checks that `header` can be stored at `destination` (what the user gave as -o) and fixes
+    // the layout. Every error of the conversion must surface here or earlier.
+    virtual void prepare(const ModelHeader& header, const std::filesystem::path& destination) = 0;
+    // Output files this writer will create (for --dry-run and the existence check).
+    virtual std::vector<std::filesystem::path> outputs() const = 0;
+    // Tensor indices in the order write() wants them; default: header order.
+    virtual std::vector<std::size_t> order() const { return {}; }
+    virtual void begin(OutputSet& out) = 0;
+    virtual void write(std::size_t index, const TensorView& tensor) = 0;
+    virtual void finish() = 0;
+};
+
+}  // namespace ck

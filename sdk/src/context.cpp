@@ -1,0 +1,27 @@
+#include "ck/context.hpp"
+
+#include "ck/error.hpp"
+
+namespace ck {
+namespace {
+std::atomic<bool> interrupted{false};
+}
+
+void Context::warn(std::string message) {
+    warnings_.push_back(std::move(message));
+}
+void Context::report(std::string key, std::string json_value) {
+    reports_[std::move(key)] = std::move(json_value);
+}
+
+void request_interrupt() noexcept {
+    interrupted.store(true, std::memory_order_relaxed);
+}
+bool interrupt_requested() noexcept {
+    return interrupted.load(std::memory_order_relaxed);
+}
+void throw_if_interrupted() {
+    if (interrupt_requested()) throw Error("interrupted", {}, {}, {}, ErrorKind::interrupt);
+}
+
+}  // namespace ck

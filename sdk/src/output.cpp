@@ -1,0 +1,175 @@
+#include "ck/output.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "ck/context.hpp"
+#include "ck/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ck {
+namespace {
+
+constexpr std::size_t buffer_capacity = 4u << 20;
+
+Error io_error(const fs::path& path, const std::string& what) {
+    return Error(what + ": " + std::strerror(errno), path.string());
+}
+
+void write_all(int fd, const std::byte* p, std::size_t n, const fs::path& path) {
+    while (n > 0) {
+        ssize_t w = ::write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            throw io_error(path, "write failed");
+        }
+        p += w;
+        n -= static_cast<std::size_t>(w);
+    }
+}
+
+}  // namespace
+
+OutputFile::OutputFile(fs::path final_path, fs::path temp_path, int fd)
+    : final_(std::move(final_path)), temp_(std::move(temp_path)), fd_(fd) {
+    buffer_.reserve(buffer_capacity);
+}
+
+OutputFile::~OutputFile() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+void OutputFile::write(std::span<const std::byte> bytes) {
+    throw_if_interrupted();
+    size_ += bytes.size();
+    if (buffer_.size() + bytes.size() <= buffer_capacity) {
+        buffer_.insert(buffer_.end(), bytes.begin(), bytes.end());
+        return;
+    }
+    flush();
+    // Large pieces go straight to the file in chunks, checking for Ctrl-C between them.
+    while (bytes.size() >= buffer_capacity) {
+        write_all(fd_, bytes.data(), buffer_capacity, temp_);
+        bytes = bytes.subspan(buffer_capacity);
+        throw_if_interrupted();
+    }
+    buffer_.insert(buffer_.end(), bytes.begin(), bytes.end());
+}
+
+void OutputFile::write_zeros(std::uint64_t count) {
+    static const std::vector<std::byte> zeros(1u << 16);
+    while (count > 0) {
+        std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(count, zeros.size()));
+        write(std::span(zeros.data(), n));
+        count -= n;
+    }
+}
+
+void OutputFile::write_at(std::uint64_t offset, std::span<const std::byte> bytes) {
+    if (offset + bytes.size() > size_)
+        throw Error("patch past the end of the output", temp_.string());
+    flush();
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+        ssize_t w = ::pwrite(fd_, bytes.data() + done, bytes.size() - done,
+                             static_cast<off_t>(offset + done));
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            throw io_error(temp_, "write failed");
+        }
+        done += static_cast<std::size_t>(w);
+    }
+}
+
+void OutputFile::flush() {
+    if (buffer_.empty()) return;
+    write_all(fd_, buffer_.data(), buffer_.size(), temp_);
+    buffer_.clear();
+}
+
+void OutputFile::close() {
+    flush();
+    if (fd_ >= 0 && ::close(fd_) != 0) {
+        fd_ = -1;
+        throw io_error(temp_, "close failed");
+    }
+    fd_ = -1;
+}
+
+OutputSet::~OutputSet() {
+    if (!committed_) abort();
+}
+
+void OutputSet::check_target(const fs::path& final_path) const {
+    std::error_code ec;
+    if (fs::is_directory(final_path, ec))
+        throw Error("output path is a directory", final_path.string());
+    if (!overwrite_ && fs::exists(final_path, ec))
+        throw Error("output file exists (use --force to overwrite)", final_path.string());
+}
+
+OutputFile& OutputSet::create(const fs::path& final_path) {
+    check_target(final_path);
+    for (const auto& f : files_)
+        if (f->final_path() == final_path)
+            throw Error("output file written twice by one conversion", final_path.string());
+    fs::path dir = final_path.parent_path();
+    if (dir.empty()) dir = ".";
+    // Create missing parents, remembering each so that a failed run can remove them again.
+    std::vector<fs::path> missing;
+    for (fs::path p = dir; !p.empty() && !fs::exists(p); p = p.parent_path()) {
+        missing.push_back(p);
+        if (p == p.parent_path()) break;
+    }
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+        std::error_code ec;
+        if (!fs::create_directory(*it, ec) && ec)
+            throw Error("cannot create directory: " + ec.message(), it->string());
+        created_dirs_.push_back(*it);
+    }
+    std::string pattern =
+        (dir / ("." + final_path.filename().string() + ".ckhost-XXXXXX")).string();
+    int fd = ::mkstemp(pattern.data());
+    if (fd < 0) throw io_error(final_path, "cannot create a temporary file beside the output");
+    ::fchmod(fd, 0644);
+    files_.push_back(std::unique_ptr<OutputFile>(new OutputFile(final_path, pattern, fd)));
+    return *files_.back();
+}
+
+void OutputSet::commit() {
+    for (auto& f : files_) f->close();
+    for (auto& f : files_) {
+        std::error_code ec;
+        fs::rename(f->temp_path(), f->final_path(), ec);
+        if (ec) throw Error("cannot rename into place: " + ec.message(), f->final_path().string());
+    }
+    committed_ = true;
+}
+
+void OutputSet::abort() noexcept {
+    for (auto& f : files_) {
+        std::error_code ec;
+        fs::remove(f->temp_path(), ec);
+    }
+    files_.clear();
+    for (auto it = created_dirs_.rbegin(); it != created_dirs_.rend(); ++it) {
+        std::error_code ec;
+        fs::remove(*it, ec);  // only removes it if it is still empty
+    }
+    created_dirs_.clear();
+}
+
+std::vector<fs::path> OutputSet::final_paths() const {
+    std::vector<fs::path> out;
+    for (const auto& f : files_) out.push_back(f->final_path());
+    return out;
+}
+
+}  // namespace ck

@@ -1,0 +1,107 @@
+// Output is atomic: a conversion that fails halfway, a bad input, a refused overwrite or a
+// Ctrl-C leaves nothing behind; --dry-run writes nothing at all.
+#include <boost/test/unit_test.hpp>
+
+#include <signal.h>
+
+#include <chrono>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "checksum.hpp"
+#include "test_support.hpp"
+
+namespace fs = std::filesystem;
+using cktest::contains;
+
+namespace {
+
+std::string sample() {
+    return (cktest::examples_dir() / "micro-llama-q4_k_m.gguf").string();
+}
+std::string plugin_dir() {
+    return cktest::test_plugin_dir().string();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(conversion_safety)
+
+BOOST_AUTO_TEST_CASE(failure_halfway_leaves_nothing) {
+    cktest::TempDir out;
+    // Tensor 15 of 21: the writer has already streamed most of the file when the stage fails.
+    auto r = cktest::run_ckhost({"--plugin-dir", plugin_dir(), "--pipeline",
+                                 "gguf:testkit[fail_at=15]:gguf", "-i", sample(), "-o",
+                                 (out / "new" / "dir" / "o.gguf").string()});
+    BOOST_TEST(r.exit_code == 1, r.err);
+    BOOST_TEST(out.entries().empty(),
+               "left: " << out.entries().size() << " entries, directories included");
+}
+
+BOOST_AUTO_TEST_CASE(truncated_input_is_exit_1_with_no_output) {
+    cktest::TempDir out;
+    auto r =
+        cktest::run_ckhost({"--pipeline", "gguf:gguf", "-i",
+                            (cktest::test_data() / "bad" / "trunc_mid_tensor_data.gguf").string(),
+                            "-o", (out / "o.gguf").string()});
+    BOOST_TEST(r.exit_code == 1);
+    BOOST_TEST(contains(r.err, "runs past the end of the file"), r.err);
+    BOOST_TEST(out.entries().empty());
+}
+
+BOOST_AUTO_TEST_CASE(existing_output_needs_force) {
+    cktest::TempDir out;
+    cktest::write_file(out / "o.gguf", {'o', 'l', 'd'});
+    auto r = cktest::run_ckhost(
+        {"--pipeline", "gguf:gguf", "-i", sample(), "-o", (out / "o.gguf").string()});
+    BOOST_TEST(r.exit_code == 1);
+    BOOST_TEST(contains(r.err, "--force"), r.err);
+    BOOST_TEST(cktest::read_file(out / "o.gguf").size() == 3u);
+    BOOST_TEST(out.entries().size() == 1u);
+    r = cktest::run_ckhost(
+        {"--pipeline", "gguf:gguf", "-i", sample(), "-o", (out / "o.gguf").string(), "--force"});
+    BOOST_TEST(r.exit_code == 0, r.err);
+    BOOST_TEST(cktest::files_equal(sample(), out / "o.gguf"));
+}
+
+BOOST_AUTO_TEST_CASE(dry_run_prints_the_plan_and_writes_nothing) {
+    cktest::TempDir out;
+    auto r = cktest::run_ckhost({"--plugin-dir", plugin_dir(), "--pipeline", "gguf:testkit:gguf",
+                                 "-i", sample(), "-o", (out / "o.gguf").string(), "--dry-run"});
+    BOOST_TEST(r.exit_code == 0, r.err);
+    BOOST_TEST(contains(r.out, "plan: 3 stages, 21 tensors"), r.out);
+    BOOST_TEST(contains(r.out, "blk.1.attn_v.weight: gguf q6_K"), r.out);
+    BOOST_TEST(contains(r.out, "output: " + (out / "o.gguf").string()), r.out);
+    BOOST_TEST(out.entries().empty());
+}
+
+BOOST_AUTO_TEST_CASE(json_report_describes_the_conversion) {
+    cktest::TempDir out;
+    auto r = cktest::run_ckhost(
+        {"--pipeline", "gguf:gguf", "-i", sample(), "-o", (out / "o.gguf").string(), "--json"});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    auto doc = nlohmann::json::parse(r.out);
+    BOOST_TEST(doc["pipeline"].get<std::string>() == "gguf:gguf");
+    BOOST_TEST(doc["stages"].size() == 2u);
+    BOOST_TEST(doc["plan"]["tensors"].size() == 21u);
+    BOOST_TEST(doc["bytes_in"].get<std::uint64_t>() == doc["bytes_out"].get<std::uint64_t>());
+    std::string path = (out / "o.gguf").string();
+    BOOST_TEST(doc["checksums"][path].get<std::string>() == ckhost::sha256_file(sample()));
+    BOOST_TEST(doc["warnings"].empty());
+}
+
+BOOST_AUTO_TEST_CASE(ctrl_c_stops_cleanly) {
+    cktest::TempDir out;
+    // 21 tensors at 100 ms each: the interrupt arrives while the output is half written.
+    pid_t pid = cktest::spawn_ckhost({"--plugin-dir", plugin_dir(), "--pipeline",
+                                      "gguf:testkit[sleep_ms=100]:gguf", "-i", sample(), "-o",
+                                      (out / "o.gguf").string()});
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    BOOST_TEST_REQUIRE(!out.entries().empty());  // the temporary file exists: we are mid-write
+    ::kill(pid, SIGINT);
+    BOOST_TEST(cktest::wait_exit_code(pid) == 130);
+    BOOST_TEST(out.entries().empty());
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,90 @@
+// Plugin discovery and the plugin boundary: ABI mismatches and non-plugins are listed as
+// skipped and never called; exceptions thrown inside a plugin become clean errors.
+#include <boost/test/unit_test.hpp>
+
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+
+using cktest::contains;
+
+namespace {
+
+std::string plugin_dir() {
+    return cktest::test_plugin_dir().string();
+}
+std::string sample() {
+    return (cktest::examples_dir() / "micro-llama-q4_k_m.gguf").string();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(plugins)
+
+BOOST_AUTO_TEST_CASE(listing_shows_skipped_plugins_with_reasons) {
+    auto r = cktest::run_ckhost({"plugins", "--json", "--plugin-dir", plugin_dir()});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    auto doc = nlohmann::json::parse(r.out);
+    std::map<std::string, nlohmann::json> by_name;
+    for (const auto& p : doc["plugins"]) by_name[p["name"]] = p;
+
+    BOOST_TEST_REQUIRE(by_name.count("bad_abi") == 1u);
+    BOOST_TEST(!by_name["bad_abi"]["loaded"].get<bool>());
+    BOOST_TEST(contains(by_name["bad_abi"]["skipped"].get<std::string>(), "ABI version 999"));
+    BOOST_TEST(contains(by_name["no_descriptor"]["skipped"].get<std::string>(),
+                        "exports no ckhost_plugin_descriptor"));
+    BOOST_TEST(contains(by_name["not_elf"]["skipped"].get<std::string>(), "cannot be loaded"));
+    BOOST_TEST(by_name["testkit"]["loaded"].get<bool>());
+    BOOST_TEST(by_name["gguf"]["loaded"].get<bool>());
+    BOOST_TEST(by_name["gguf"]["kinds"].get<std::string>() == "reader, writer");
+    BOOST_TEST(by_name["gguf"]["abi_version"].get<unsigned>() == 1u);
+
+    auto text = cktest::run_ckhost({"plugins", "--plugin-dir", plugin_dir()});
+    BOOST_TEST(text.exit_code == 0);
+    BOOST_TEST(contains(text.out, "bad_abi  SKIPPED: built for plugin ABI version 999"), text.out);
+}
+
+BOOST_AUTO_TEST_CASE(the_environment_variable_adds_a_search_directory) {
+    ::setenv("CKHOST_PLUGIN_PATH", plugin_dir().c_str(), 1);
+    auto r = cktest::run_ckhost({"plugins"});
+    ::unsetenv("CKHOST_PLUGIN_PATH");
+    BOOST_TEST(r.exit_code == 0);
+    BOOST_TEST(contains(r.out, "testkit"), r.out);
+    // And without it, only the built-in directory next to the executable is searched.
+    auto plain = cktest::run_ckhost({"plugins"});
+    BOOST_TEST(!contains(plain.out, "testkit"));
+    BOOST_TEST(contains(plain.out, "gguf"));
+}
+
+BOOST_AUTO_TEST_CASE(using_a_skipped_plugin_is_exit_3) {
+    cktest::TempDir out;
+    auto r = cktest::run_ckhost({"--plugin-dir", plugin_dir(), "--pipeline", "gguf:bad_abi:gguf",
+                                 "-i", sample(), "-o", (out / "o.gguf").string()});
+    BOOST_TEST(r.exit_code == 3, r.err);  // and not a crash: bad_abi aborts if anything is called
+    BOOST_TEST(contains(r.err, "ABI version 999"), r.err);
+    BOOST_TEST(out.entries().empty());
+}
+
+BOOST_AUTO_TEST_CASE(exceptions_inside_a_plugin_become_clean_errors) {
+    struct Case {
+        std::string stage, expected;
+    };
+    for (const Case& c :
+         {Case{"testkit[fail_at=2]", "plugin 'testkit' failed: testkit threw a std::runtime_error"},
+          Case{"testkit[fail_at=2,fail_with=int]",
+               "plugin 'testkit' failed with an unknown exception"},
+          Case{"testkit[fail_at=2,fail_with=ck]", "tensor 2: testkit failed on purpose"},
+          Case{"testkit[fail_in_plan=1]", "testkit refuses to plan"}}) {
+        cktest::TempDir out;
+        auto r = cktest::run_ckhost({"--plugin-dir", plugin_dir(), "--pipeline",
+                                     "gguf:" + c.stage + ":gguf", "-i", sample(), "-o",
+                                     (out / "o.gguf").string()});
+        BOOST_TEST(r.exit_code == 1, c.stage << ": " << r.err);
+        BOOST_TEST(contains(r.err, c.expected), c.stage << ": " << r.err);
+        BOOST_TEST(out.entries().empty(), c.stage << " left output behind");
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,72 @@
+// A test-only transform: passes tensors through, and on request fails at tensor N (with a
+// ck::Error, a foreign std::exception, or a non-exception object) or sleeps per tensor, so the
+// host's failure, cleanup and Ctrl-C paths can be exercised on real conversions.
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include "ck/error.hpp"
+#include "ck/plugin.hpp"
+#include "ck/stage.hpp"
+
+namespace {
+
+class Testkit final : public ck::Transform {
+  public:
+    explicit Testkit(const ck::Options& o)
+        : fail_at_(o.get_u64("fail_at", UINT64_MAX)),
+          fail_with_(o.get("fail_with", "std")),
+          sleep_ms_(o.get_u64("sleep_ms", 0)),
+          fail_in_plan_(o.get_bool("fail_in_plan", false)) {}
+
+    ck::ModelHeader plan(const ck::ModelHeader& in) override {
+        if (fail_in_plan_) throw std::logic_error("testkit refuses to plan");
+        return in;
+    }
+
+    ck::TensorView apply(std::size_t index, const ck::Upstream& upstream) override {
+        if (sleep_ms_) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms_));
+        if (index == fail_at_) {
+            if (fail_with_ == "ck")
+                throw ck::Error("testkit failed on purpose", {}, {},
+                                "tensor " + std::to_string(index));
+            if (fail_with_ == "int") throw 42;
+            throw std::runtime_error("testkit threw a std::runtime_error on purpose");
+        }
+        return upstream(index);
+    }
+
+  private:
+    std::uint64_t fail_at_;
+    std::string fail_with_;
+    std::uint64_t sleep_ms_;
+    bool fail_in_plan_;
+};
+
+const ck_option_descriptor options[] = {
+    {"fail_at", CK_STAGE_TRANSFORM, nullptr, nullptr, "throw while producing tensor N"},
+    {"fail_with", CK_STAGE_TRANSFORM, "std", "std|ck|int", "what to throw"},
+    {"sleep_ms", CK_STAGE_TRANSFORM, "0", nullptr, "sleep before each tensor"},
+    {"fail_in_plan", CK_STAGE_TRANSFORM, "0", nullptr, "throw a std::logic_error from plan()"},
+};
+
+const ck_plugin_descriptor descriptor = {
+    CK_PLUGIN_ABI_VERSION,
+    CK_STAGE_TRANSFORM,
+    "testkit",
+    "0.0.1",
+    "test-only pass-through transform",
+    options,
+    sizeof options / sizeof options[0],
+    nullptr,
+    nullptr,
+    [](const ck::Options& o, ck::Context&) -> ck::Transform* { return new Testkit(o); },
+    nullptr,
+    nullptr,
+};
+
+}  // namespace
+
+CK_PLUGIN_EXPORT const ck_plugin_descriptor* ckhost_plugin_descriptor() {
+    return &descriptor;
+}

@@ -1,0 +1,147 @@
+#include "test_support.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+
+namespace cktest {
+namespace {
+
+fs::path from_env(const char* name) {
+    const char* v = std::getenv(name);
+    if (!v)
+        throw std::runtime_error(std::string(name) + " is not set (run the tests through ctest)");
+    return v;
+}
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+pid_t spawn(const std::vector<std::string>& args, const std::string& out, const std::string& err) {
+    std::vector<std::string> argv_storage = {ckhost_binary().string()};
+    argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : argv_storage) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = 0;
+    int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) throw std::runtime_error("cannot start " + argv_storage[0]);
+    return pid;
+}
+
+}  // namespace
+
+fs::path ckhost_binary() {
+    return from_env("CKHOST_BIN");
+}
+fs::path test_data() {
+    return from_env("CKHOST_TEST_DATA");
+}
+fs::path examples_dir() {
+    return from_env("CKHOST_EXAMPLES");
+}
+fs::path test_plugin_dir() {
+    return from_env("CKHOST_TEST_PLUGINS");
+}
+
+std::optional<fs::path> shared_data() {
+    const char* v = std::getenv("CKHOST_SHARED_TESTDATA");
+    if (!v || !fs::is_directory(v)) return std::nullopt;
+    return fs::path(v);
+}
+
+bool have_shared_data() {
+    return shared_data().has_value();
+}
+
+boost::test_tools::assertion_result SharedDataPresent::operator()(
+    boost::unit_test::test_unit_id) const {
+    boost::test_tools::assertion_result ok(have_shared_data());
+    ok.message() << "../shared/testdata is absent: skipping the tests on large ground-truth files";
+    return ok;
+}
+
+RunResult run_ckhost(const std::vector<std::string>& args) {
+    TempDir capture;
+    std::string out = (capture / "stdout").string(), err = (capture / "stderr").string();
+    pid_t pid = spawn(args, out, err);
+    RunResult r;
+    r.exit_code = wait_exit_code(pid);
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+}
+
+pid_t spawn_ckhost(const std::vector<std::string>& args) {
+    return spawn(args, "/dev/null", "/dev/null");
+}
+
+int wait_exit_code(pid_t pid) {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+    }
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return -1;
+}
+
+TempDir::TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "cktest-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+}
+
+TempDir::~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+}
+
+std::vector<std::string> TempDir::entries() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::recursive_directory_iterator(path_))
+        names.push_back(fs::relative(e.path(), path_).string());
+    return names;
+}
+
+std::vector<unsigned char> read_file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read " + path.string());
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_file(const fs::path& path, const std::vector<unsigned char>& bytes) {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
+}
+
+bool files_equal(const fs::path& a, const fs::path& b) {
+    return read_file(a) == read_file(b);
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+    return haystack.find(needle) != std::string::npos;
+}
+
+}  // namespace cktest

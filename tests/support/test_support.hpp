@@ -1,0 +1,63 @@
+// Helpers shared by the test suites: where things are, and running the real ckhost binary.
+#pragma once
+
+#include <sys/types.h>
+
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cktest {
+
+std::filesystem::path ckhost_binary();
+std::filesystem::path test_data();        // tests/data (committed)
+std::filesystem::path examples_dir();     // examples/
+std::filesystem::path test_plugin_dir();  // the test-only plugins built beside the suite
+// ../shared/testdata, or nullopt when it is not there (tests that need it are skipped).
+std::optional<std::filesystem::path> shared_data();
+bool have_shared_data();
+
+// Boost.Test precondition: `*boost::unit_test::precondition(cktest::SharedDataPresent())`
+// skips a test, saying why, when ../shared/testdata is absent.
+struct SharedDataPresent {
+    boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const;
+};
+
+struct RunResult {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+};
+
+// Runs ckhost with these arguments (no shell), capturing stdout and stderr.
+RunResult run_ckhost(const std::vector<std::string>& args);
+
+// Starts ckhost in the background with output discarded; returns its pid.
+pid_t spawn_ckhost(const std::vector<std::string>& args);
+int wait_exit_code(pid_t pid);
+
+// A fresh empty directory, removed when the object goes away.
+class TempDir {
+  public:
+    TempDir();
+    ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const std::filesystem::path& path() const { return path_; }
+    std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+    // Names of everything inside (to check that nothing was left behind).
+    std::vector<std::string> entries() const;
+
+  private:
+    std::filesystem::path path_;
+};
+
+std::vector<unsigned char> read_file(const std::filesystem::path& path);
+void write_file(const std::filesystem::path& path, const std::vector<unsigned char>& bytes);
+bool files_equal(const std::filesystem::path& a, const std::filesystem::path& b);
+bool contains(const std::string& haystack, const std::string& needle);
+
+}  // namespace cktest
