@@ -43,15 +43,17 @@ class Cursor {
         throw Error(message, file_, at, subject);
     }
 
-    void need(std::uint64_t n, const std::string& what, const std::string& subject) const {
+    // `what` and `subject` are only turned into strings on failure: the hot loops (150k
+    // tokenizer strings) must not allocate.
+    void need(std::uint64_t n, std::string_view what, std::string_view subject) const {
         if (n > remaining())
-            fail("file ends inside " + what + " (needs " + std::to_string(n) + " bytes, " +
-                     std::to_string(remaining()) + " remain)",
-                 pos_, subject);
+            fail("file ends inside " + std::string(what) + " (needs " + std::to_string(n) +
+                     " bytes, " + std::to_string(remaining()) + " remain)",
+                 pos_, std::string(subject));
     }
 
     template <class T>
-    T read(const std::string& what, const std::string& subject = {}) {
+    T read(std::string_view what, std::string_view subject = {}) {
         need(sizeof(T), what, subject);
         T v = boost::endian::endian_load<T, sizeof(T), boost::endian::order::little>(
             reinterpret_cast<const unsigned char*>(here()));
@@ -61,18 +63,23 @@ class Cursor {
 
     void skip(std::uint64_t n) { pos_ += n; }
 
-    std::string_view read_string(const std::string& what, const std::string& subject,
+    std::string_view read_string(std::string_view what, std::string_view subject,
                                  std::uint64_t limit = max_string_bytes) {
         std::uint64_t at = pos_;
-        auto len = read<std::uint64_t>(what + " length", subject);
+        if (remaining() < 8)
+            fail("file ends inside the " + std::string(what) + " length (needs 8 bytes, " +
+                     std::to_string(remaining()) + " remain)",
+                 at, std::string(subject));
+        auto len = read<std::uint64_t>({}, {});
         if (len > limit)
-            fail(what + " length " + std::to_string(len) + " exceeds the maximum of " +
+            fail(std::string(what) + " length " + std::to_string(len) + " exceeds the maximum of " +
                      std::to_string(limit),
-                 at, subject);
+                 at, std::string(subject));
         if (len > remaining())
-            fail(what + " length " + std::to_string(len) + " runs past the end of the file (" +
-                     std::to_string(remaining()) + " bytes remain)",
-                 at, subject);
+            fail(std::string(what) + " length " + std::to_string(len) +
+                     " runs past the end of the file (" + std::to_string(remaining()) +
+                     " bytes remain)",
+                 at, std::string(subject));
         std::string_view s(reinterpret_cast<const char*>(here()), len);
         pos_ += len;
         return s;
@@ -181,8 +188,7 @@ Value read_array(Cursor& in, const std::string& subject,
     std::uint64_t begin = in.pos();
     if (elem == ValueType::string) {
         // Walk the lengths only: the strings stay in the mapping.
-        for (std::uint64_t i = 0; i < count; ++i)
-            in.read_string("string element " + std::to_string(i), subject);
+        for (std::uint64_t i = 0; i < count; ++i) in.read_string("a string element", subject);
     } else {
         in.skip(count * min_each);
     }

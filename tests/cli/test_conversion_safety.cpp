@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -102,6 +103,27 @@ BOOST_AUTO_TEST_CASE(ctrl_c_stops_cleanly) {
     ::kill(pid, SIGINT);
     BOOST_TEST(cktest::wait_exit_code(pid) == 130);
     BOOST_TEST(out.entries().empty());
+}
+
+BOOST_AUTO_TEST_CASE(progress_only_on_a_terminal) {
+    cktest::TempDir out;
+    // Not a terminal (the test captures stderr): no progress, no escape codes.
+    auto quiet = cktest::run_ckhost({"--plugin-dir", plugin_dir(), "--pipeline",
+                                     "gguf:testkit[sleep_ms=20]:gguf", "-i", sample(), "-o",
+                                     (out / "a.gguf").string()});
+    BOOST_TEST(quiet.exit_code == 0, quiet.err);
+    BOOST_TEST(quiet.err.empty(), quiet.err);
+    // On a pseudo-terminal (util-linux `script`), the progress line is drawn.
+    std::string command = "script -qec \"" + cktest::ckhost_binary().string() + " --plugin-dir " +
+                          plugin_dir() + " --pipeline 'gguf:testkit[sleep_ms=20]:gguf' -i " +
+                          sample() + " -o " + (out / "b.gguf").string() + "\" /dev/null > " +
+                          (out / "tty.log").string() + " 2>&1";
+    BOOST_TEST_REQUIRE(std::system(command.c_str()) == 0);
+    auto log = cktest::read_file(out / "tty.log");
+    std::string text(log.begin(), log.end());
+    BOOST_TEST(contains(text, "ETA"), text);
+    BOOST_TEST(contains(text, "MiB"), text);
+    BOOST_TEST(cktest::files_equal(out / "a.gguf", out / "b.gguf"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,37 @@
+// CPU detection and the CKHOST_ISA override: never above what the CPU supports.
+#include <boost/test/unit_test.hpp>
+
+#include <cstdlib>
+
+#include "ck/cpu.hpp"
+
+BOOST_AUTO_TEST_SUITE(cpu)
+
+BOOST_AUTO_TEST_CASE(features_are_consistent) {
+    const ck::CpuFeatures& f = ck::cpu_features();
+    // Register state the OS does not save makes the instruction set unusable.
+    if (f.avx2) BOOST_TEST(f.os_avx);
+    if (f.avx512f) BOOST_TEST(f.os_avx512);
+    if (f.os_avx512) BOOST_TEST(f.os_avx);
+#if defined(__x86_64__)
+    BOOST_TEST(f.sse2);  // baseline of x86-64
+#endif
+    ck::Isa best = ck::best_supported_isa(f);
+    if (best == ck::Isa::avx512) BOOST_TEST((f.avx512bw && f.avx512vl && f.avx2));
+}
+
+BOOST_AUTO_TEST_CASE(environment_lowers_but_never_raises) {
+    ck::Isa best = ck::best_supported_isa(ck::cpu_features());
+    ::setenv("CKHOST_ISA", "scalar", 1);
+    BOOST_TEST((ck::selected_isa() == ck::Isa::scalar));
+    ::setenv("CKHOST_ISA", "avx512", 1);
+    BOOST_TEST((ck::selected_isa() == best));
+    ::setenv("CKHOST_ISA", "nonsense", 1);
+    BOOST_TEST((ck::selected_isa() == best));
+    ::unsetenv("CKHOST_ISA");
+    BOOST_TEST((ck::selected_isa() == best));
+    BOOST_TEST(ck::isa_name(ck::Isa::avx2) == "avx2");
+    BOOST_TEST((ck::isa_from_name("avx512") == ck::Isa::avx512));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
