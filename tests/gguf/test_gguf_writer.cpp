@@ -67,8 +67,8 @@ BOOST_AUTO_TEST_CASE(quantization_version_added_for_non_gguf_sources) {
     header.format = "safetensors";  // as if another reader had produced the header
     write_model(header, reader, dir / "marked.gguf");
     ck::gguf::GgufReader marked(context);
-    const ck::Value* v =
-        marked.open(dir / "marked.gguf").metadata.find("general.quantization_version");
+    const ck::ModelHeader reread = marked.open(dir / "marked.gguf");
+    const ck::Value* v = reread.metadata.find("general.quantization_version");
     BOOST_TEST_REQUIRE(v != nullptr);
     BOOST_TEST((v->type() == ck::ValueType::u32));
     BOOST_TEST(v->raw() == 2u);
