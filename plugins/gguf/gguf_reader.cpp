@@ -4,6 +4,9 @@
 #include <boost/interprocess/file_mapping.hpp>
 #include <boost/interprocess/mapped_region.hpp>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <string_view>
 #include <unordered_set>
@@ -396,10 +399,34 @@ ModelHeader GgufReader::open(const fs::path& path) {
     return header;
 }
 
+namespace {
+
+// Owner of one tensor view. When the last copy goes, the tensor's pages are dropped from this
+// process's memory (they stay in the page cache): a streaming conversion then keeps only the
+// tensors in flight resident, not every page of a multi-GB input it has already passed.
+struct TensorPages {
+    std::shared_ptr<const Mapping> mapping;
+    const std::byte* data;
+    std::size_t size;
+    ~TensorPages() {
+        if (size == 0) return;
+        const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+        auto begin = reinterpret_cast<std::uintptr_t>(data) / page * page;
+        auto end = reinterpret_cast<std::uintptr_t>(data + size);
+        // Dropping a clean, read-only file page is always safe: a later access faults it in
+        // again from the page cache (a neighbour sharing the page, a metadata view).
+        ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+    }
+};
+
+}  // namespace
+
 TensorView GgufReader::tensor(std::size_t index) {
     if (!mapping_ || index >= extents_.size()) throw Error("tensor index out of range");
     auto [offset, size] = extents_[index];
-    return {std::span(mapping_->data() + offset, size), mapping_};
+    const std::byte* data = mapping_->data() + offset;
+    auto owner = std::make_shared<TensorPages>(TensorPages{mapping_, data, size});
+    return {std::span(data, size), std::move(owner)};
 }
 
 }  // namespace ck::gguf

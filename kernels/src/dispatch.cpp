@@ -1,0 +1,46 @@
+// Picks a kernel table by ISA. Compiled for the baseline ISA: nothing here may execute an
+// instruction the CPU lacks, so SIMD tables are only built after the CPU check.
+#include "ck/kernels/dequant.hpp"
+#include "simd_tables.hpp"
+
+namespace ck::kernels {
+namespace {
+
+DequantTable merged(const DequantTable& own, Isa isa) {
+    DequantTable t = scalar_dequant_table();
+    t.isa = isa;
+    for (std::size_t i = 0; i < t.fn.size(); ++i)
+        if (own.fn[i]) t.fn[i] = own.fn[i];
+    return t;
+}
+
+}  // namespace
+
+const DequantTable& dequant_table(Isa isa) {
+    switch (isa) {
+        case Isa::avx512: {
+            static const DequantTable t = merged(avx512_own_kernels(), Isa::avx512);
+            return t;
+        }
+        case Isa::avx2: {
+            static const DequantTable t = merged(avx2_own_kernels(), Isa::avx2);
+            return t;
+        }
+        default:
+            return scalar_dequant_table();
+    }
+}
+
+const DequantTable& select_dequant_table(Isa limit) {
+    Isa best = best_supported_isa(cpu_features());
+    return dequant_table(limit < best ? limit : best);
+}
+
+bool has_own_kernel(Isa isa, std::uint32_t type) {
+    if (type >= ggml_type_count) return false;
+    if (isa == Isa::scalar) return scalar_dequant_table().fn[type] != nullptr;
+    DequantTable own = isa == Isa::avx2 ? avx2_own_kernels() : avx512_own_kernels();
+    return own.fn[type] != nullptr;
+}
+
+}  // namespace ck::kernels

@@ -1,0 +1,60 @@
+// F32 -> Q8_0 / Q4_0 exactly as ggml's reference quantizers: same scale choice, same rounding,
+// so quantizing an F16 model reproduces llama.cpp's output byte for byte.
+#include "ck/kernels/quantize.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "ck/kernels/float_convert.hpp"
+
+namespace ck::kernels {
+namespace {
+
+constexpr std::size_t block = 32;
+
+void store_f16(std::byte* out, float v) {
+    const std::uint16_t h = f32_to_f16(v);
+    std::memcpy(out, &h, 2);
+}
+
+}  // namespace
+
+void quantize_row_q8_0(const float* x, std::byte* out, std::size_t n) {
+    for (std::size_t b = 0; b < n / block; ++b, x += block, out += 34) {
+        float amax = 0.0f;
+        for (std::size_t j = 0; j < block; ++j) amax = std::max(amax, std::fabs(x[j]));
+        const float d = amax / 127.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        store_f16(out, d);
+        for (std::size_t j = 0; j < block; ++j)
+            out[2 + j] = static_cast<std::byte>(static_cast<std::int8_t>(std::roundf(x[j] * id)));
+    }
+}
+
+void quantize_row_q4_0(const float* x, std::byte* out, std::size_t n) {
+    for (std::size_t b = 0; b < n / block; ++b, x += block, out += 18) {
+        // The scale comes from the value of largest magnitude, keeping its sign, so that it
+        // maps to -8 exactly.
+        float amax = 0.0f, max = 0.0f;
+        for (std::size_t j = 0; j < block; ++j) {
+            if (amax < std::fabs(x[j])) {
+                amax = std::fabs(x[j]);
+                max = x[j];
+            }
+        }
+        const float d = max / -8.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        store_f16(out, d);
+        for (std::size_t j = 0; j < block / 2; ++j) {
+            const float x0 = x[j] * id;
+            const float x1 = x[block / 2 + j] * id;
+            const int q0 = std::min(15, static_cast<int>(static_cast<std::int8_t>(x0 + 8.5f)));
+            const int q1 = std::min(15, static_cast<int>(static_cast<std::int8_t>(x1 + 8.5f)));
+            out[2 + j] = static_cast<std::byte>(q0 | (q1 << 4));
+        }
+    }
+}
+
+}  // namespace ck::kernels

@@ -1,0 +1,143 @@
+// The dequant plugin: transform `dequant[to=f32|f16|bf16,only=GLOB,skip=GLOB]` turns the
+// selected tensors into a float type, tensor by tensor, with the kernel table this CPU runs
+// best (chosen once, when the plugin is loaded).
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "ck/error.hpp"
+#include "ck/kernels/dequant.hpp"
+#include "ck/kernels/float_convert.hpp"
+#include "ck/plugin.hpp"
+#include "ck/stage.hpp"
+#include "tensor_filter.hpp"
+
+namespace {
+
+using ck::GgmlType;
+
+const ck::kernels::DequantTable& kernels() {
+    static const ck::kernels::DequantTable& table =
+        ck::kernels::select_dequant_table(ck::selected_isa());
+    return table;
+}
+
+constexpr std::uint32_t id(GgmlType t) {
+    return static_cast<std::uint32_t>(t);
+}
+
+// Elements converted per step: a 16-bit target never stages a whole tensor as f32.
+constexpr std::size_t chunk_elements = 16384;
+
+struct Conversion {
+    std::uint32_t from;
+    std::uint64_t elements;
+};
+
+class Dequant final : public ck::Transform {
+  public:
+    explicit Dequant(const ck::Options& options) : filter_(options) {
+        const std::string to = options.get("to", "f32");
+        target_ = to == "f16"    ? id(GgmlType::f16)
+                  : to == "bf16" ? id(GgmlType::bf16)
+                                 : id(GgmlType::f32);
+    }
+
+    ck::ModelHeader plan(const ck::ModelHeader& in) override {
+        ck::ModelHeader out = in;
+        conversions_.assign(in.tensors.size(), std::nullopt);
+        for (std::size_t i = 0; i < in.tensors.size(); ++i) {
+            ck::TensorInfo& t = out.tensors[i];
+            if (!filter_.selects(t.name) || t.type == target_) continue;
+            const ck::TypeInfo* info = ck::find_type(t.type);
+            // Integer and f64 tensors are not weights to dequantize: they pass through.
+            if (info && !info->removed && !info->quantized && !info->dequantizable) continue;
+            if (!info || info->removed || !kernels().fn[t.type])
+                throw ck::Error(
+                    "cannot dequantize type " + std::string(ck::type_name(t.type)) +
+                        (info && !info->removed ? " (ggml has no dequantizer for it)" : ""),
+                    in.source, {}, "tensor '" + t.name + "'");
+            conversions_[i] = Conversion{t.type, t.elements()};
+            t.type = target_;
+            t.nbytes = *ck::tensor_bytes(target_, t.ne);
+        }
+        return out;
+    }
+
+    ck::TensorView apply(std::size_t index, const ck::Upstream& upstream) override {
+        ck::TensorView in = upstream(index);
+        const auto& conversion = conversions_.at(index);
+        if (!conversion) return in;
+        return convert(*conversion, in);
+    }
+
+  private:
+    ck::TensorView convert(const Conversion& c, const ck::TensorView& in) const {
+        const ck::TypeInfo& from = *ck::find_type(c.from);
+        ck::kernels::DequantFn dequant = kernels().fn[c.from];
+        const std::uint64_t expected = *ck::row_bytes(c.from, c.elements);
+        if (in.bytes.size() != expected)
+            throw ck::Error("got " + std::to_string(in.bytes.size()) + " bytes of " +
+                            std::string(from.name) + ", expected " + std::to_string(expected));
+        std::vector<std::byte> out(c.elements * (target_ == id(GgmlType::f32) ? 4 : 2));
+        const std::byte* src = in.bytes.data();
+        if (target_ == id(GgmlType::f32)) {
+            dequant(src, reinterpret_cast<float*>(out.data()), c.elements);
+            return ck::TensorView::owning(std::move(out));
+        }
+        // Whole blocks per chunk, converted through a small f32 buffer.
+        const std::size_t step =
+            std::max<std::size_t>(chunk_elements / from.block_size, 1) * from.block_size;
+        std::vector<float> scratch(step);
+        auto* dst = reinterpret_cast<std::uint16_t*>(out.data());
+        const bool to_f16 = target_ == id(GgmlType::f16);
+        for (std::uint64_t done = 0; done < c.elements; done += step) {
+            const std::size_t n =
+                static_cast<std::size_t>(std::min<std::uint64_t>(step, c.elements - done));
+            dequant(src + done / from.block_size * from.block_bytes, scratch.data(), n);
+            for (std::size_t j = 0; j < n; ++j)
+                dst[done + j] = to_f16 ? ck::kernels::f32_to_f16(scratch[j])
+                                       : ck::kernels::f32_to_bf16(scratch[j]);
+        }
+        return ck::TensorView::owning(std::move(out));
+    }
+
+    ck::plugins::TensorFilter filter_;
+    std::uint32_t target_;
+    std::vector<std::optional<Conversion>> conversions_;
+};
+
+const ck_option_descriptor options[] = {
+    {"to", CK_STAGE_TRANSFORM, "f32", "f32|f16|bf16", "target float type"},
+    {"only", CK_STAGE_TRANSFORM, nullptr, nullptr,
+     "convert only tensors whose name matches this glob"},
+    {"skip", CK_STAGE_TRANSFORM, nullptr, nullptr,
+     "leave tensors whose name matches this glob as they are"},
+};
+
+const char* kernel_variant() {
+    return ck::isa_name(kernels().isa).data();
+}
+
+const ck_plugin_descriptor descriptor = {
+    CK_PLUGIN_ABI_VERSION,
+    CK_STAGE_TRANSFORM,
+    "dequant",
+    "1.0.0",
+    "dequantize tensors to f32, f16 or bf16 (bit-identical to ggml's to_float)",
+    options,
+    sizeof options / sizeof options[0],
+    nullptr,
+    nullptr,
+    [](const ck::Options& o, ck::Context&) -> ck::Transform* { return new Dequant(o); },
+    nullptr,
+    kernel_variant,
+};
+
+}  // namespace
+
+CK_PLUGIN_EXPORT const ck_plugin_descriptor* ckhost_plugin_descriptor() {
+    kernels();  // select the kernel variant when the plugin is loaded
+    return &descriptor;
+}

@@ -1,0 +1,132 @@
+// Every SIMD variant this CPU runs is bit-identical to the scalar reference (memcmp, NaN
+// payloads included), on the ggml test data and on random blocks with extreme scales.
+#include <boost/test/unit_test.hpp>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "ck/context.hpp"
+#include "ck/kernels/dequant.hpp"
+#include "gguf_reader.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using ck::GgmlType;
+using ck::Isa;
+
+std::vector<Isa> supported_simd() {
+    std::vector<Isa> out;
+    const Isa best = ck::best_supported_isa(ck::cpu_features());
+    if (best >= Isa::avx2) out.push_back(Isa::avx2);
+    if (best >= Isa::avx512) out.push_back(Isa::avx512);
+    return out;
+}
+
+// Byte offsets of the f16 scale fields in one block of each type with SIMD kernels.
+std::vector<std::size_t> scale_offsets(std::uint32_t type) {
+    switch (static_cast<GgmlType>(type)) {
+        case GgmlType::q4_0:
+        case GgmlType::q5_0:
+        case GgmlType::q8_0:
+        case GgmlType::iq4_nl:
+            return {0};
+        case GgmlType::q4_1:
+        case GgmlType::q5_1:
+        case GgmlType::q4_k:
+        case GgmlType::q5_k:
+            return {0, 2};
+        case GgmlType::q6_k:
+            return {208};
+        default:
+            return {};  // f16/bf16: every element is a float already
+    }
+}
+
+// Compares variant against scalar on `blocks`; reports the first differing element.
+void check_same(Isa isa, std::uint32_t type, const std::vector<std::byte>& blocks,
+                const std::string& what) {
+    const ck::TypeInfo& info = *ck::find_type(type);
+    const std::size_t n = blocks.size() / info.block_bytes * info.block_size;
+    std::vector<float> want(n), got(n);
+    ck::kernels::scalar_dequant_table().fn[type](blocks.data(), want.data(), n);
+    ck::kernels::dequant_table(isa).fn[type](blocks.data(), got.data(), n);
+    if (std::memcmp(want.data(), got.data(), n * sizeof(float)) == 0) {
+        BOOST_TEST(true);
+        return;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        std::uint32_t a, b;
+        std::memcpy(&a, &want[i], 4);
+        std::memcpy(&b, &got[i], 4);
+        if (a != b) {
+            BOOST_ERROR(info.name << " " << ck::isa_name(isa) << " on " << what << ": element " << i
+                                  << " is 0x" << std::hex << b << ", scalar gives 0x" << a);
+            return;
+        }
+    }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(dequant_variants)
+
+BOOST_AUTO_TEST_CASE(variants_cover_the_hot_types) {
+    for (Isa isa : {Isa::avx2, Isa::avx512})
+        for (GgmlType t : {GgmlType::f16, GgmlType::bf16, GgmlType::q4_0, GgmlType::q4_1,
+                           GgmlType::q5_0, GgmlType::q5_1, GgmlType::q8_0, GgmlType::q4_k,
+                           GgmlType::q5_k, GgmlType::q6_k, GgmlType::iq4_nl})
+            BOOST_TEST(ck::kernels::has_own_kernel(isa, static_cast<std::uint32_t>(t)),
+                       ck::isa_name(isa) << " lacks " << ck::find_type(t)->name);
+}
+
+BOOST_AUTO_TEST_CASE(same_as_scalar_on_ggml_test_data) {
+    if (supported_simd().empty()) {
+        BOOST_TEST_MESSAGE("this CPU has no AVX2: only the scalar kernels run here");
+        return;
+    }
+    ck::Context context;
+    ck::gguf::GgufReader reader(context);
+    const ck::ModelHeader header = reader.open(cktest::test_data() / "types" / "types.gguf");
+    for (Isa isa : supported_simd()) {
+        for (std::size_t i = 0; i < header.tensors.size(); ++i) {
+            const auto& t = header.tensors[i];
+            if (!ck::kernels::has_own_kernel(isa, t.type)) continue;
+            auto bytes = reader.tensor(i).bytes;
+            check_same(isa, t.type, std::vector<std::byte>(bytes.begin(), bytes.end()), t.name);
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(same_as_scalar_on_random_blocks_with_extreme_scales) {
+    // zero, -zero, smallest subnormal, largest subnormal, largest normal, inf, -inf, quiet NaN,
+    // signalling NaN, a NaN with payload, an ordinary value.
+    const std::uint16_t specials[] = {0x0000, 0x8000, 0x0001, 0x03ff, 0x7bff, 0x7c00,
+                                      0xfc00, 0x7e00, 0x7d01, 0xfe55, 0x3c00};
+    std::mt19937_64 random(20261122);
+    for (Isa isa : supported_simd()) {
+        for (std::uint32_t type = 0; type < ck::ggml_type_count; ++type) {
+            if (!ck::kernels::has_own_kernel(isa, type)) continue;
+            const ck::TypeInfo& info = *ck::find_type(type);
+            // 64 super-blocks' worth of elements, so tails of the 8/16-wide loops are exercised.
+            const std::size_t blocks = (type == 1 || type == 30) ? 16411 : 64;
+            std::vector<std::byte> data(blocks * info.block_bytes);
+            for (auto& b : data) b = static_cast<std::byte>(random());
+            for (std::size_t b = 0; b < blocks; ++b)
+                for (std::size_t offset : scale_offsets(type)) {
+                    const std::uint16_t s = specials[random() % std::size(specials)];
+                    std::memcpy(data.data() + b * info.block_bytes + offset, &s, 2);
+                }
+            check_same(isa, type, data, "random blocks");
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(selection_honours_the_limit) {
+    BOOST_TEST((ck::kernels::select_dequant_table(Isa::scalar).isa == Isa::scalar));
+    const Isa best = ck::best_supported_isa(ck::cpu_features());
+    BOOST_TEST((ck::kernels::select_dequant_table(Isa::avx512).isa == best));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,164 @@
+// The dequant and quantize stages through the real binary: outputs are valid GGUFs whose
+// tensors are ggml's values, llama.cpp's quantized files are reproduced byte for byte, and
+// what cannot be converted is refused with the tensor named and nothing left behind.
+#include <boost/test/unit_test.hpp>
+
+#include <cstring>
+#include <vector>
+
+#include "ck/context.hpp"
+#include "ck/kernels/dequant.hpp"
+#include "ck/kernels/float_convert.hpp"
+#include "gguf_reader.hpp"
+#include "test_support.hpp"
+
+namespace fs = std::filesystem;
+namespace utf = boost::unit_test;
+using cktest::contains;
+
+namespace {
+
+std::string sample() {
+    return (cktest::examples_dir() / "micro-llama-q4_k_m.gguf").string();
+}
+
+// Checks that `converted` holds every tensor of `source` dequantized by the scalar reference
+// (the plugin itself uses the best SIMD variant), rounded to f16 when `f16` is set.
+void check_dequantized(const fs::path& source, const fs::path& converted, bool f16) {
+    ck::Context context;
+    ck::gguf::GgufReader in(context), out(context);
+    const ck::ModelHeader a = in.open(source), b = out.open(converted);
+    BOOST_TEST_REQUIRE(a.tensors.size() == b.tensors.size());
+    BOOST_TEST(a.metadata.size() == b.metadata.size());
+    for (std::size_t i = 0; i < a.tensors.size(); ++i) {
+        const auto& t = a.tensors[i];
+        BOOST_TEST(b.tensors[i].name == t.name);
+        BOOST_TEST(b.tensors[i].ne == t.ne);
+        const std::uint32_t want_type = f16 ? 1u : 0u;
+        const bool converts = t.type != want_type;
+        BOOST_TEST(b.tensors[i].type == (converts ? want_type : t.type), t.name);
+        std::vector<float> values(t.elements());
+        ck::kernels::scalar_dequant_table().fn[t.type](in.tensor(i).bytes.data(), values.data(),
+                                                       values.size());
+        std::vector<std::byte> expected(values.size() * (f16 ? 2 : 4));
+        if (f16) {
+            for (std::size_t j = 0; j < values.size(); ++j) {
+                const std::uint16_t h = ck::kernels::f32_to_f16(values[j]);
+                std::memcpy(expected.data() + 2 * j, &h, 2);
+            }
+        } else {
+            std::memcpy(expected.data(), values.data(), expected.size());
+        }
+        auto got = out.tensor(i).bytes;
+        BOOST_TEST(std::equal(got.begin(), got.end(), expected.begin(), expected.end()),
+                   t.name << " differs");
+    }
+}
+
+cktest::RunResult convert(const std::string& pipeline, const fs::path& in, const fs::path& out) {
+    return cktest::run_ckhost({"--pipeline", pipeline, "-i", in.string(), "-o", out.string()});
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(dequant_quantize)
+
+BOOST_AUTO_TEST_CASE(dequant_sample_to_f32_and_f16) {
+    cktest::TempDir dir;
+    for (bool f16 : {false, true}) {
+        fs::path out = dir / (f16 ? "f16.gguf" : "f32.gguf");
+        auto r =
+            convert(f16 ? "gguf:dequant[to=f16]:gguf" : "gguf:dequant[to=f32]:gguf", sample(), out);
+        BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+        check_dequantized(sample(), out, f16);
+        auto verify = cktest::run_ckhost({"verify", out.string()});
+        BOOST_TEST(verify.exit_code == 0, verify.err);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(dequant_tiny_llama, *utf::precondition(cktest::SharedDataPresent())) {
+    cktest::TempDir dir;
+    const fs::path in = *cktest::shared_data() / "tiny-llama-q4_0.gguf";
+    for (bool f16 : {false, true}) {
+        fs::path out = dir / "out.gguf";
+        auto r = cktest::run_ckhost(
+            {"--pipeline", f16 ? "gguf:dequant[to=f16]:gguf" : "gguf:dequant[to=f32]:gguf", "-i",
+             in.string(), "-o", out.string(), "--force"});
+        BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+        check_dequantized(in, out, f16);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(only_and_skip_select_tensors) {
+    cktest::TempDir dir;
+    auto r =
+        convert("gguf:dequant[to=f32,only=blk.1.*,skip=*ffn_down*]:gguf", sample(), dir / "o.gguf");
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    ck::Context context;
+    ck::gguf::GgufReader out(context);
+    for (const auto& t : out.open(dir / "o.gguf").tensors) {
+        const bool selected =
+            t.name.rfind("blk.1.", 0) == 0 && t.name.find("ffn_down") == std::string::npos;
+        if (selected) BOOST_TEST(t.type == 0u, t.name);
+        const bool kept = t.type != 0u || t.name.find("norm") != std::string::npos;
+        if (!selected) BOOST_TEST(kept, t.name);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(quantize_reproduces_llama_cpp,
+                     *utf::precondition(cktest::SharedDataPresent())) {
+    cktest::TempDir dir;
+    const fs::path root = *cktest::shared_data();
+    for (const std::string type : {"q8_0", "q4_0"}) {
+        fs::path out = dir / (type + ".gguf");
+        auto r = convert("gguf:quantize[to=" + type + "]:gguf", root / "micro-llama-f16.gguf", out);
+        BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+        // Every tensor, the metadata (file_type, quantization_version) and the layout: the whole
+        // file is what llama.cpp wrote.
+        BOOST_TEST(cktest::files_equal(out, root / ("micro-llama-" + type + ".gguf")), type);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(quantize_needs_a_float_source) {
+    cktest::TempDir dir;
+    auto r = convert("gguf:quantize[to=q8_0]:gguf", sample(), dir / "o.gguf");
+    BOOST_TEST(r.exit_code == 1);
+    BOOST_TEST(contains(r.err, "tensor 'token_embd.weight'"), r.err);
+    BOOST_TEST(contains(r.err, "add a dequant[to=f32] stage"), r.err);
+    BOOST_TEST(dir.entries().empty());
+    // With dequant first it works.
+    r = convert("gguf:dequant:quantize[to=q8_0]:gguf", sample(), dir / "o.gguf");
+    BOOST_TEST(r.exit_code == 0, r.err);
+}
+
+BOOST_AUTO_TEST_CASE(refusals_name_the_tensor_and_leave_nothing) {
+    cktest::TempDir dir;
+    const fs::path bad = cktest::test_data() / "bad";
+    struct Case {
+        std::string file, expected;
+    };
+    for (const Case& c :
+         {Case{"tensor_type_9_q8_1.gguf", "no dequantizer"},     // Q8_1 has no to_float
+          Case{"trunc_mid_tensor_data.gguf", "tensor 1 'b'"},    // truncated blocks
+          Case{"tensor_type_43.gguf", "tensor 1 'b'"},           // unknown type id
+          Case{"tensor_type_4.gguf", "removed"},                 // removed type id
+          Case{"tensor_data_past_eof.gguf", "tensor 2 'c'"}}) {  // size does not fit
+        auto r = convert("gguf:dequant:gguf", bad / c.file, dir / "o.gguf");
+        BOOST_TEST(r.exit_code == 1, c.file);
+        BOOST_TEST(contains(r.err, c.expected), c.file << ": " << r.err);
+        BOOST_TEST(dir.entries().empty(), c.file);
+    }
+    auto r = convert("gguf:dequant:gguf", bad / "tensor_type_9_q8_1.gguf", dir / "o.gguf");
+    BOOST_TEST(contains(r.err, "tensor 'q'"), r.err);
+}
+
+BOOST_AUTO_TEST_CASE(plugins_report_their_kernel_variant) {
+    auto r = cktest::run_ckhost({"plugins"});
+    const std::string best(ck::isa_name(ck::best_supported_isa(ck::cpu_features())));
+    BOOST_TEST(contains(r.out, "kernels: " + best), r.out);
+    r = cktest::run_ckhost({"plugins", "--isa", "scalar"});
+    BOOST_TEST(contains(r.out, "dequant  (transform)  version 1.0.0  ABI 1  kernels: scalar"),
+               r.out);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
