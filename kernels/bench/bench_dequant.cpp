@@ -9,6 +9,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstring>
+#include <new>
 #include <random>
 #include <vector>
 
@@ -22,6 +23,16 @@ using ck::Isa;
 
 constexpr std::size_t small_out = 256 << 10;
 constexpr std::size_t large_out = 64 << 20;
+
+struct AlignedFloats {
+    explicit AlignedFloats(std::size_t n)
+        : values(static_cast<float*>(::operator new(n * sizeof(float), std::align_val_t(64)))) {
+        std::memset(values, 0, n * sizeof(float));  // touch every page before timing
+    }
+    ~AlignedFloats() { ::operator delete(values, std::align_val_t(64)); }
+    float* data() { return values; }
+    float* values;
+};
 
 std::vector<std::size_t> scale_offsets(GgmlType type) {
     switch (type) {
@@ -72,7 +83,9 @@ void dequant(benchmark::State& state, GgmlType type, Isa isa, std::size_t out_by
     }
     const std::size_t n = out_bytes / sizeof(float);
     const auto blocks = make_blocks(type, n);
-    std::vector<float> out(n);
+    // 64-byte aligned, as the dequant plugin allocates its outputs: large outputs then take the
+    // non-temporal store path.
+    AlignedFloats out(n);
     const auto fn = ck::kernels::dequant_table(isa).fn[static_cast<std::uint32_t>(type)];
     for (auto _ : state) {
         fn(blocks.data(), out.data(), n);
@@ -84,7 +97,7 @@ void dequant(benchmark::State& state, GgmlType type, Isa isa, std::size_t out_by
 }
 
 void memset_baseline(benchmark::State& state) {
-    std::vector<float> out(large_out / sizeof(float));
+    AlignedFloats out(large_out / sizeof(float));
     for (auto _ : state) {
         std::memset(out.data(), 0, large_out);
         benchmark::DoNotOptimize(out.data());

@@ -3,6 +3,8 @@
 // best (chosen once, when the plugin is loaded).
 #include <algorithm>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <optional>
 #include <vector>
 
@@ -80,17 +82,19 @@ class Dequant final : public ck::Transform {
         if (in.bytes.size() != expected)
             throw ck::Error("got " + std::to_string(in.bytes.size()) + " bytes of " +
                             std::string(from.name) + ", expected " + std::to_string(expected));
-        std::vector<std::byte> out(c.elements * (target_ == id(GgmlType::f32) ? 4 : 2));
+        std::byte* out = nullptr;
+        ck::TensorView view =
+            aligned_buffer(c.elements * (target_ == id(GgmlType::f32) ? 4 : 2), out);
         const std::byte* src = in.bytes.data();
         if (target_ == id(GgmlType::f32)) {
-            dequant(src, reinterpret_cast<float*>(out.data()), c.elements);
-            return ck::TensorView::owning(std::move(out));
+            dequant(src, reinterpret_cast<float*>(out), c.elements);
+            return view;
         }
         // Whole blocks per chunk, converted through a small f32 buffer.
         const std::size_t step =
             std::max<std::size_t>(chunk_elements / from.block_size, 1) * from.block_size;
         std::vector<float> scratch(step);
-        auto* dst = reinterpret_cast<std::uint16_t*>(out.data());
+        auto* dst = reinterpret_cast<std::uint16_t*>(out);
         const bool to_f16 = target_ == id(GgmlType::f16);
         for (std::uint64_t done = 0; done < c.elements; done += step) {
             const std::size_t n =
@@ -100,7 +104,17 @@ class Dequant final : public ck::Transform {
                 dst[done + j] = to_f16 ? ck::kernels::f32_to_f16(scratch[j])
                                        : ck::kernels::f32_to_bf16(scratch[j]);
         }
-        return ck::TensorView::owning(std::move(out));
+        return view;
+    }
+
+    // A 64-byte aligned output buffer (large f32 outputs then take the kernels' streaming-store
+    // path), owned by the returned view.
+    static ck::TensorView aligned_buffer(std::size_t bytes, std::byte*& data) {
+        data = static_cast<std::byte*>(::operator new(bytes, std::align_val_t(64)));
+        std::shared_ptr<const std::byte> owner(data, [](const std::byte* p) {
+            ::operator delete(const_cast<std::byte*>(p), std::align_val_t(64));
+        });
+        return {std::span<const std::byte>(data, bytes), std::move(owner)};
     }
 
     ck::plugins::TensorFilter filter_;

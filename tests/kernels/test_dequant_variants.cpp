@@ -3,7 +3,10 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cstring>
+#include <memory>
+#include <new>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "ck/context.hpp"
@@ -109,16 +112,20 @@ BOOST_AUTO_TEST_CASE(same_as_scalar_on_random_blocks_with_extreme_scales) {
         for (std::uint32_t type = 0; type < ck::ggml_type_count; ++type) {
             if (!ck::kernels::has_own_kernel(isa, type)) continue;
             const ck::TypeInfo& info = *ck::find_type(type);
-            // 64 super-blocks' worth of elements, so tails of the 8/16-wide loops are exercised.
-            const std::size_t blocks = (type == 1 || type == 30) ? 16411 : 64;
-            std::vector<std::byte> data(blocks * info.block_bytes);
-            for (auto& b : data) b = static_cast<std::byte>(random());
-            for (std::size_t b = 0; b < blocks; ++b)
-                for (std::size_t offset : scale_offsets(type)) {
-                    const std::uint16_t s = specials[random() % std::size(specials)];
-                    std::memcpy(data.data() + b * info.block_bytes + offset, &s, 2);
-                }
-            check_same(isa, type, data, "random blocks");
+            // Small inputs (with a tail for the 8/16-wide float loops) and one large enough for
+            // the streaming-store path.
+            for (std::size_t elements : {std::size_t(16411), std::size_t(1) << 20}) {
+                const std::size_t blocks =
+                    (type == 1 || type == 30) ? elements : elements / info.block_size;
+                std::vector<std::byte> data(blocks * info.block_bytes);
+                for (auto& b : data) b = static_cast<std::byte>(random());
+                for (std::size_t b = 0; b < blocks; ++b)
+                    for (std::size_t offset : scale_offsets(type)) {
+                        const std::uint16_t s = specials[random() % std::size(specials)];
+                        std::memcpy(data.data() + b * info.block_bytes + offset, &s, 2);
+                    }
+                check_same(isa, type, data, "random blocks");
+            }
         }
     }
 }

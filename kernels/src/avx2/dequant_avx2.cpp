@@ -16,40 +16,68 @@ inline __m256 widen8(__m128i q8) {
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q8));
 }
 
+template <bool Stream>
+inline void store8(float* out, __m256 v) {
+    if constexpr (Stream)
+        _mm256_stream_ps(out, v);
+    else
+        _mm256_storeu_ps(out, v);
+}
+
+template <bool S>
 inline void emit16(float* out, __m128i q, float d) {
     const __m256 vd = _mm256_set1_ps(d);
-    _mm256_storeu_ps(out, _mm256_mul_ps(widen8(q), vd));
-    _mm256_storeu_ps(out + 8, _mm256_mul_ps(widen8(_mm_srli_si128(q, 8)), vd));
+    store8<S>(out, _mm256_mul_ps(widen8(q), vd));
+    store8<S>(out + 8, _mm256_mul_ps(widen8(_mm_srli_si128(q, 8)), vd));
 }
 
+template <bool S>
 inline void emit16_affine(float* out, __m128i q, float d, float m) {
     const __m256 vd = _mm256_set1_ps(d), vm = _mm256_set1_ps(m);
-    _mm256_storeu_ps(out, _mm256_add_ps(_mm256_mul_ps(widen8(q), vd), vm));
-    _mm256_storeu_ps(out + 8, _mm256_add_ps(_mm256_mul_ps(widen8(_mm_srli_si128(q, 8)), vd), vm));
+    store8<S>(out, _mm256_add_ps(_mm256_mul_ps(widen8(q), vd), vm));
+    store8<S>(out + 8, _mm256_add_ps(_mm256_mul_ps(widen8(_mm_srli_si128(q, 8)), vd), vm));
 }
 
+template <bool S>
 inline void emit16_sub(float* out, __m128i q, float d, float m) {
     const __m256 vd = _mm256_set1_ps(d), vm = _mm256_set1_ps(m);
-    _mm256_storeu_ps(out, _mm256_sub_ps(_mm256_mul_ps(vd, widen8(q)), vm));
-    _mm256_storeu_ps(out + 8, _mm256_sub_ps(_mm256_mul_ps(vd, widen8(_mm_srli_si128(q, 8))), vm));
+    store8<S>(out, _mm256_sub_ps(_mm256_mul_ps(vd, widen8(q)), vm));
+    store8<S>(out + 8, _mm256_sub_ps(_mm256_mul_ps(vd, widen8(_mm_srli_si128(q, 8))), vm));
+}
+
+// Byte-level helpers the shared block code needs (see simd_dequant_blocks.inc).
+inline __m128i bits_to_0x10(std::uint32_t qh, int first) {
+    const __m128i spread =
+        _mm_shuffle_epi8(_mm_cvtsi32_si128(static_cast<int>(qh >> first)),
+                         _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1));
+    const __m128i select =
+        _mm_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+    return _mm_and_si128(_mm_cmpeq_epi8(_mm_and_si128(spread, select), select),
+                         _mm_set1_epi8(0x10));
+}
+
+inline __m128i bytes_with_bit(__m128i qh, __m128i u) {
+    return _mm_and_si128(_mm_cmpeq_epi8(_mm_and_si128(qh, u), u), _mm_set1_epi8(0x10));
 }
 
 #include "../simd_dequant_blocks.inc"
 
+template <bool S>
 void avx2_f16(const std::byte* x, float* y, std::size_t n) {
     std::size_t i = 0;
     for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(
-            y + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + 2 * i))));
+        store8<S>(y + i,
+                  _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + 2 * i))));
     for (; i < n; ++i) y[i] = load_f16(x + 2 * i);
 }
 
+template <bool S>
 void avx2_bf16(const std::byte* x, float* y, std::size_t n) {
     std::size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         const __m256i h =
             _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + 2 * i)));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), _mm256_slli_epi32(h, 16));
+        store8<S>(y + i, _mm256_castsi256_ps(_mm256_slli_epi32(h, 16)));
     }
     for (; i < n; ++i) {
         std::uint16_t b;
@@ -64,17 +92,17 @@ DequantTable avx2_own_kernels() {
     DequantTable t;
     t.isa = Isa::avx2;
     auto set = [&](GgmlType type, DequantFn fn) { t.fn[static_cast<std::uint32_t>(type)] = fn; };
-    set(GgmlType::f16, avx2_f16);
-    set(GgmlType::bf16, avx2_bf16);
-    set(GgmlType::q4_0, simd_q4_0);
-    set(GgmlType::q4_1, simd_q4_1);
-    set(GgmlType::q5_0, simd_q5_0);
-    set(GgmlType::q5_1, simd_q5_1);
-    set(GgmlType::q8_0, simd_q8_0);
-    set(GgmlType::iq4_nl, simd_iq4_nl);
-    set(GgmlType::q4_k, simd_q4_k);
-    set(GgmlType::q5_k, simd_q5_k);
-    set(GgmlType::q6_k, simd_q6_k);
+    set(GgmlType::f16, CK_DEQUANT_KERNEL(avx2_f16));
+    set(GgmlType::bf16, CK_DEQUANT_KERNEL(avx2_bf16));
+    set(GgmlType::q4_0, CK_DEQUANT_KERNEL(simd_q4_0));
+    set(GgmlType::q4_1, CK_DEQUANT_KERNEL(simd_q4_1));
+    set(GgmlType::q5_0, CK_DEQUANT_KERNEL(simd_q5_0));
+    set(GgmlType::q5_1, CK_DEQUANT_KERNEL(simd_q5_1));
+    set(GgmlType::q8_0, CK_DEQUANT_KERNEL(simd_q8_0));
+    set(GgmlType::iq4_nl, CK_DEQUANT_KERNEL(simd_iq4_nl));
+    set(GgmlType::q4_k, CK_DEQUANT_KERNEL(simd_q4_k));
+    set(GgmlType::q5_k, CK_DEQUANT_KERNEL(simd_q5_k));
+    set(GgmlType::q6_k, CK_DEQUANT_KERNEL(simd_q6_k));
     return t;
 }
 
