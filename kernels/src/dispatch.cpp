@@ -39,8 +39,15 @@ const DequantTable& select_dequant_table(Isa limit) {
 bool has_own_kernel(Isa isa, std::uint32_t type) {
     if (type >= ggml_type_count) return false;
     if (isa == Isa::scalar) return scalar_dequant_table().fn[type] != nullptr;
-    DequantTable own = isa == Isa::avx2 ? avx2_own_kernels() : avx512_own_kernels();
-    return own.fn[type] != nullptr;
+    // Answered from this list, not by building the variant's table: that code is compiled for
+    // the variant's ISA and must not run on a CPU without it.
+    constexpr GgmlType simd_types[] = {GgmlType::f16,  GgmlType::bf16,   GgmlType::q4_0,
+                                       GgmlType::q4_1, GgmlType::q5_0,   GgmlType::q5_1,
+                                       GgmlType::q8_0, GgmlType::iq4_nl, GgmlType::q4_k,
+                                       GgmlType::q5_k, GgmlType::q6_k};
+    for (GgmlType t : simd_types)
+        if (static_cast<std::uint32_t>(t) == type) return true;
+    return false;
 }
 
 }  // namespace ck::kernels

@@ -130,6 +130,18 @@ BOOST_AUTO_TEST_CASE(same_as_scalar_on_random_blocks_with_extreme_scales) {
     }
 }
 
+BOOST_AUTO_TEST_CASE(the_list_of_own_kernels_matches_each_table) {
+    for (Isa isa : supported_simd()) {
+        const auto& table = ck::kernels::dequant_table(isa);
+        for (std::uint32_t type = 0; type < ck::ggml_type_count; ++type) {
+            const bool own =
+                table.fn[type] && table.fn[type] != ck::kernels::scalar_dequant_table().fn[type];
+            BOOST_TEST(own == ck::kernels::has_own_kernel(isa, type), ck::isa_name(isa)
+                                                                          << " type " << type);
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(selection_honours_the_limit) {
     BOOST_TEST((ck::kernels::select_dequant_table(Isa::scalar).isa == Isa::scalar));
     const Isa best = ck::best_supported_isa(ck::cpu_features());

@@ -77,21 +77,7 @@ void avx512_bf16(const std::byte* x, float* y, std::size_t n) {
 }  // namespace
 
 DequantTable avx512_own_kernels() {
-    DequantTable t;
-    t.isa = Isa::avx512;
-    auto set = [&](GgmlType type, DequantFn fn) { t.fn[static_cast<std::uint32_t>(type)] = fn; };
-    set(GgmlType::f16, CK_DEQUANT_KERNEL(avx512_f16));
-    set(GgmlType::bf16, CK_DEQUANT_KERNEL(avx512_bf16));
-    set(GgmlType::q4_0, CK_DEQUANT_KERNEL(simd_q4_0));
-    set(GgmlType::q4_1, CK_DEQUANT_KERNEL(simd_q4_1));
-    set(GgmlType::q5_0, CK_DEQUANT_KERNEL(simd_q5_0));
-    set(GgmlType::q5_1, CK_DEQUANT_KERNEL(simd_q5_1));
-    set(GgmlType::q8_0, CK_DEQUANT_KERNEL(simd_q8_0));
-    set(GgmlType::iq4_nl, CK_DEQUANT_KERNEL(simd_iq4_nl));
-    set(GgmlType::q4_k, CK_DEQUANT_KERNEL(simd_q4_k));
-    set(GgmlType::q5_k, CK_DEQUANT_KERNEL(simd_q5_k));
-    set(GgmlType::q6_k, CK_DEQUANT_KERNEL(simd_q6_k));
-    return t;
+    return variant_table(Isa::avx512, CK_DEQUANT_KERNEL(avx512_f16), CK_DEQUANT_KERNEL(avx512_bf16));
 }
 
 }  // namespace ck::kernels

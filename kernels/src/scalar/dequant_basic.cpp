@@ -10,31 +10,13 @@
 #include <cstdint>
 #include <cstring>
 
+#include "block_bytes.hpp"
 #include "ck/kernels/float_convert.hpp"
 #include "codebooks.hpp"
 #include "scalar_kernels.hpp"
 
 namespace ck::kernels::scalar {
 namespace {
-
-using u8 = std::uint8_t;
-
-const u8* bytes_of(const std::byte* p) {
-    return reinterpret_cast<const u8*>(p);
-}
-
-std::uint16_t load_u16(const u8* p) {
-    return static_cast<std::uint16_t>(p[0] | (p[1] << 8));
-}
-
-std::uint32_t load_u32(const u8* p) {
-    return std::uint32_t(p[0]) | (std::uint32_t(p[1]) << 8) | (std::uint32_t(p[2]) << 16) |
-           (std::uint32_t(p[3]) << 24);
-}
-
-float load_half(const u8* p) {
-    return f16_to_f32(load_u16(p));
-}
 
 // ggml-common.h kvalues_mxfp4: E2M1 values doubled (the scale helpers carry the 1/2).
 constexpr std::int8_t kMxfp4[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};

@@ -14,14 +14,13 @@
 // yields.
 #include <cstdint>
 
+#include "block_bytes.hpp"
 #include "ck/kernels/float_convert.hpp"
 #include "iq_grids.hpp"
 #include "scalar_kernels.hpp"
 
 namespace ck::kernels::scalar {
 namespace {
-
-using u8 = std::uint8_t;
 
 constexpr std::size_t kQK = 256;  // elements per super-block (ggml's QK_K)
 
@@ -33,23 +32,6 @@ constexpr std::size_t kIq3xxsBytes = 2 + 64 + 32;        // d, qs[64], scales_an
 constexpr std::size_t kIq3sBytes = 2 + 64 + 8 + 32 + 4;  // d, qs[64], qh[8], signs[32], scales[4]
 constexpr std::size_t kIq1sBytes = 2 + 32 + 16;          // d, qs[32], qh[8] u16
 constexpr std::size_t kIq1mBytes = 32 + 16 + 8;          // qs[32], qh[16], scales[8] (holds d)
-
-const u8* bytes_of(const std::byte* p) {
-    return reinterpret_cast<const u8*>(p);
-}
-
-std::uint16_t load_u16(const u8* p) {
-    return static_cast<std::uint16_t>(p[0] | (p[1] << 8));
-}
-
-std::uint32_t load_u32(const u8* p) {
-    return std::uint32_t(p[0]) | (std::uint32_t(p[1]) << 8) | (std::uint32_t(p[2]) << 16) |
-           (std::uint32_t(p[3]) << 24);
-}
-
-float load_half(const u8* p) {
-    return f16_to_f32(load_u16(p));
-}
 
 // Byte j of a grid entry, as an unsigned magnitude (IQ2 / IQ3 grids).
 u8 grid_byte(std::uint64_t entry, int j) {

@@ -8,26 +8,13 @@
 // Blocks are read byte by byte (little-endian, any alignment): no struct overlays.
 #include <cstdint>
 
+#include "block_bytes.hpp"
 #include "ck/kernels/float_convert.hpp"
 #include "codebooks.hpp"
 #include "scalar_kernels.hpp"
 
 namespace ck::kernels::scalar {
 namespace {
-
-using u8 = std::uint8_t;
-
-const u8* bytes_of(const std::byte* p) {
-    return reinterpret_cast<const u8*>(p);
-}
-
-std::uint16_t load_u16(const u8* p) {
-    return static_cast<std::uint16_t>(p[0] | (p[1] << 8));
-}
-
-float load_half(const u8* p) {
-    return f16_to_f32(load_u16(p));
-}
 
 float to_f(int v) {
     return static_cast<float>(v);
