@@ -1,0 +1,351 @@
+#include "bump_model.hpp"
+
+#include <charconv>
+#include <limits>
+#include <set>
+#include <unordered_map>
+
+#include "bump_format.hpp"
+#include "ck/error.hpp"
+#include "ck/ggml_types.hpp"
+#include "llama_keys.hpp"
+
+namespace ck::bump {
+namespace {
+
+using llama::tensor_subject;
+
+constexpr std::uint64_t k_quant_block = 256;
+
+std::string shape_string(const std::vector<std::int64_t>& ne) {
+    TensorInfo t;
+    t.ne = ne;
+    return t.shape_string();
+}
+
+std::string type_string(std::uint32_t type) {
+    return std::string(type_name(type));
+}
+
+bool is_k_quant(std::uint32_t type) {
+    return type == static_cast<std::uint32_t>(GgmlType::q4_k) ||
+           type == static_cast<std::uint32_t>(GgmlType::q6_k);
+}
+
+// Norms and biases: stored as FP32 whatever they were (bump.md: F16 widened exactly, BF16
+// shifted into the high half).
+bool is_widenable(std::uint32_t type) {
+    return type == static_cast<std::uint32_t>(GgmlType::f32) ||
+           type == static_cast<std::uint32_t>(GgmlType::f16) ||
+           type == static_cast<std::uint32_t>(GgmlType::bf16);
+}
+
+// `blk.N.attn_norm.weight` -> N, for counting layers when block_count is absent.
+std::optional<std::uint32_t> layer_of_attn_norm(std::string_view name) {
+    constexpr std::string_view prefix = "blk.", suffix = ".attn_norm.weight";
+    if (!name.starts_with(prefix) || !name.ends_with(suffix)) return std::nullopt;
+    std::string_view digits =
+        name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+    std::uint32_t n = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+    if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty())
+        return std::nullopt;
+    return n;
+}
+
+// Looks tensors up by name and checks them, remembering which ones were used.
+class TensorChecker {
+  public:
+    explicit TensorChecker(const ModelHeader& header) : header_(header) {
+        for (std::size_t i = 0; i < header.tensors.size(); ++i)
+            index_.emplace(header.tensors[i].name, i);
+    }
+
+    std::optional<std::size_t> find(const std::string& name) {
+        auto it = index_.find(name);
+        if (it == index_.end()) return std::nullopt;
+        used_.insert(it->second);
+        return it->second;
+    }
+
+    std::size_t require(const std::string& name) {
+        if (auto i = find(name)) return *i;
+        throw Error(
+            "required tensor is missing (bump v3 needs token_embd, output_norm and, per layer, "
+            "attn_norm, ffn_norm, attn_q/k/v/output and ffn_gate/up/down)",
+            {}, {}, tensor_subject(name));
+    }
+
+    // `formula` explains the expected shape, e.g. "[E, Hkv*hd] with E=256, Hkv=2, hd=64".
+    void expect_shape(std::size_t index, const std::vector<std::int64_t>& expected,
+                      const std::string& formula) const {
+        const TensorInfo& t = header_.tensors[index];
+        if (t.ne != expected)
+            throw Error("shape " + t.shape_string() + ", expected " + shape_string(expected) +
+                            " (" + formula + ")",
+                        {}, {}, tensor_subject(t.name));
+    }
+
+    void expect_weight_dtype(std::size_t index) const {
+        const TensorInfo& t = header_.tensors[index];
+        if (weight_dtype_of(t.type)) return;
+        throw Error("dtype " + type_string(t.type) +
+                        " cannot be stored in bump v3 (expected f32, q4_K or q6_K for weights); "
+                        "add a `dequant[to=f32]` stage before bump, e.g. --pipeline "
+                        "gguf:dequant[to=f32]:bump",
+                    {}, {}, tensor_subject(t.name));
+    }
+
+    void expect_widenable_dtype(std::size_t index) const {
+        const TensorInfo& t = header_.tensors[index];
+        if (is_widenable(t.type)) return;
+        throw Error("dtype " + type_string(t.type) +
+                        " cannot be stored in an FP32 slot (expected f32, f16 or bf16 for norms "
+                        "and biases); add a `dequant[to=f32]` stage before bump",
+                    {}, {}, tensor_subject(t.name));
+    }
+
+    const TensorInfo& at(std::size_t index) const { return header_.tensors[index]; }
+    bool used(std::size_t index) const { return used_.count(index) != 0; }
+
+  private:
+    const ModelHeader& header_;
+    std::unordered_map<std::string, std::size_t> index_;
+    std::set<std::size_t> used_;
+};
+
+std::uint32_t checked_u32(std::int64_t v, const std::string& what, const std::string& subject) {
+    if (v <= 0 || v > std::numeric_limits<std::uint32_t>::max())
+        throw Error(what + " " + std::to_string(v) + " is out of range (expected 1 to 4294967295)",
+                    {}, {}, subject);
+    return static_cast<std::uint32_t>(v);
+}
+
+std::uint32_t count_layers(const ModelHeader& header) {
+    std::set<std::uint32_t> layers;
+    for (const auto& t : header.tensors)
+        if (auto n = layer_of_attn_norm(t.name)) layers.insert(*n);
+    return static_cast<std::uint32_t>(layers.size());
+}
+
+SlotFill norm_fill(TensorChecker& tensors, std::size_t index) {
+    tensors.expect_widenable_dtype(index);
+    bool f32 = tensors.at(index).type == static_cast<std::uint32_t>(GgmlType::f32);
+    return {f32 ? SlotFill::Kind::copy : SlotFill::Kind::widen_to_f32, {index}};
+}
+
+// The sizes bump.md reads from the metadata (with their fallbacks), beyond the head geometry.
+void read_sizes(const ModelHeader& header, const llama::ArchKeys& keys, TensorChecker& tensors,
+                const PlanOptions& options, Geometry& g) {
+    g.aligned_head_dim = g.head_dim;
+    if (const Value* v = header.metadata.find(llama::aligned_head_dim_key)) {
+        std::string subject = "key '" + std::string(llama::aligned_head_dim_key) + "'";
+        if (v->type() != ValueType::u32)
+            throw Error("expected a u32, got " + v->to_display(), {}, {}, subject);
+        if (v->raw() < g.head_dim)
+            throw Error("padded head size " + std::to_string(v->raw()) +
+                            " is smaller than head_dim " + std::to_string(g.head_dim),
+                        {}, {}, subject);
+        g.aligned_head_dim = static_cast<std::uint32_t>(v->raw());
+    }
+
+    g.layers = keys.u32("block_count").value_or(count_layers(header));
+
+    if (auto ffn = keys.u32("feed_forward_length")) {
+        g.ffn = *ffn;
+    } else {
+        const TensorInfo& gate = tensors.at(tensors.require("blk.0.ffn_gate.weight"));
+        if (gate.ne.size() != 2)
+            throw Error("shape " + gate.shape_string() + ", expected [E, F] (2 dimensions)", {}, {},
+                        tensor_subject(gate.name));
+        g.ffn = checked_u32(gate.ne[1], "feed_forward_length (ne1)", tensor_subject(gate.name));
+    }
+
+    if (options.context) {
+        g.context = *options.context;
+    } else {
+        auto context = keys.u32("context_length");
+        if (!context)
+            throw Error("required key is missing (give the context length with bump[context=N])",
+                        {}, {}, "key '" + keys.key("context_length") + "'");
+        g.context = *context;
+    }
+    if (g.context == 0)
+        throw Error("context length 0 (expected at least 1; override with bump[context=N])", {}, {},
+                    "key '" + keys.key("context_length") + "'");
+}
+
+Config make_config(const llama::ArchKeys& keys, const Geometry& g) {
+    Config c;
+    c.model_type = keys.arch();
+    c.num_hidden_layers = g.layers;
+    c.hidden_size = g.embed;
+    c.intermediate_size = g.ffn;
+    c.num_attention_heads = g.heads;
+    c.num_key_value_heads = g.kv_heads;
+    c.vocab_size = g.vocab;
+    c.max_position_embeddings = g.context;
+    // llama.cpp's key (deliberate difference 1), then the legacy key, then the default.
+    auto eps = keys.number("attention.layer_norm_rms_epsilon");
+    if (!eps) eps = keys.number_exact("llama.norm_rms_eps");
+    c.rms_norm_eps = eps.value_or(llama::FloatParam{1e-5, false});
+    c.rope_theta = keys.number("rope.freq_base").value_or(llama::FloatParam{10000.0, false});
+    return c;
+}
+
+}  // namespace
+
+ModelPlan plan_model(const ModelHeader& header, const PlanOptions& options) {
+    const llama::ArchKeys keys(header.metadata);
+    const llama::HeadGeometry heads = llama::head_geometry(header, keys);
+    TensorChecker tensors(header);
+    ModelPlan plan;
+    Geometry& g = plan.geometry;
+
+    plan.token_embd = tensors.require(std::string(llama::token_embd_name));
+    const TensorInfo& embd = tensors.at(plan.token_embd);
+    g.embed = heads.embed;
+    g.heads = heads.heads;
+    g.kv_heads = heads.kv_heads;
+    g.head_dim = heads.head_dim;
+    g.vocab = checked_u32(embd.ne[1], "vocab size (ne1)", tensor_subject(embd.name));
+
+    read_sizes(header, keys, tensors, options, g);
+
+    // --- Which tensor fills which slot, checked one by one in payload order.
+    const std::int64_t E = g.embed, F = g.ffn;
+    const std::int64_t q_rows = std::int64_t(g.heads) * g.aligned_head_dim;
+    const std::int64_t kv_rows = std::int64_t(g.kv_heads) * g.aligned_head_dim;
+    const std::string dims = "E=" + std::to_string(E) + ", H=" + std::to_string(g.heads) +
+                             ", Hkv=" + std::to_string(g.kv_heads) +
+                             ", hd=" + std::to_string(g.head_dim) +
+                             (g.aligned_head_dim != g.head_dim
+                                  ? ", padded head size " + std::to_string(g.aligned_head_dim)
+                                  : std::string()) +
+                             ", F=" + std::to_string(F);
+    const char* head_size = g.aligned_head_dim != g.head_dim ? "hd_a" : "hd";
+
+    std::vector<std::size_t> weights;  // every weight tensor, for the K-quant rule
+    auto weight = [&](const std::string& name, std::vector<std::int64_t> shape,
+                      const std::string& formula) {
+        std::size_t i = tensors.require(name);
+        tensors.expect_shape(i, shape, formula + " with " + dims);
+        tensors.expect_weight_dtype(i);
+        weights.push_back(i);
+        return SlotFill{SlotFill::Kind::copy, {i}};
+    };
+    auto norm = [&](const std::string& name) {
+        std::size_t i = tensors.require(name);
+        tensors.expect_shape(i, {E}, "[E] with E=" + std::to_string(E));
+        return norm_fill(tensors, i);
+    };
+    auto bias = [&](const std::string& name, std::int64_t length, const std::string& formula) {
+        auto i = tensors.find(name);
+        if (!i) return SlotFill{};  // llama has none: zeros, as the reference writes
+        tensors.expect_shape(*i, {length}, formula + " with " + dims);
+        return norm_fill(tensors, *i);
+    };
+
+    tensors.expect_shape(plan.token_embd, {E, g.vocab}, "[E, V]");
+    tensors.expect_weight_dtype(plan.token_embd);
+    weights.push_back(plan.token_embd);
+    plan.fills.push_back({SlotFill::Kind::copy, {plan.token_embd}});
+    plan.fills.push_back({});  // pos_emb: zeros (RoPE models)
+    const std::string q_formula = std::string("[E, H*") + head_size + "]";
+    const std::string kv_formula = std::string("[E, Hkv*") + head_size + "]";
+    for (std::uint32_t layer = 0; layer < g.layers; ++layer) {
+        const std::string blk = "blk." + std::to_string(layer) + ".";
+        plan.fills.push_back(norm(blk + "attn_norm.weight"));
+        plan.fills.push_back(norm(blk + "ffn_norm.weight"));
+        plan.fills.push_back(weight(blk + "attn_q.weight", {E, q_rows}, q_formula));
+        plan.fills.push_back(
+            bias(blk + "attn_q.bias", q_rows, std::string("[H*") + head_size + "]"));
+        plan.fills.push_back(weight(blk + "attn_k.weight", {E, kv_rows}, kv_formula));
+        plan.fills.push_back(
+            bias(blk + "attn_k.bias", kv_rows, std::string("[Hkv*") + head_size + "]"));
+        plan.fills.push_back(weight(blk + "attn_v.weight", {E, kv_rows}, kv_formula));
+        plan.fills.push_back(
+            bias(blk + "attn_v.bias", kv_rows, std::string("[Hkv*") + head_size + "]"));
+        plan.fills.push_back(weight(blk + "attn_output.weight", {E, E}, "[E, E]"));
+        plan.fills.push_back({});  // bo
+        SlotFill w1 = weight(blk + "ffn_gate.weight", {E, F}, "[E, F]");
+        SlotFill up = weight(blk + "ffn_up.weight", {E, F}, "[E, F]");
+        const TensorInfo& gate_t = tensors.at(w1.tensors[0]);
+        const TensorInfo& up_t = tensors.at(up.tensors[0]);
+        if (gate_t.type != up_t.type)
+            throw Error("dtype " + type_string(up_t.type) + ", expected " +
+                            type_string(gate_t.type) + " like " + gate_t.name +
+                            " (bump's w1 holds the gate rows and then the up rows in one dtype)",
+                        {}, {}, tensor_subject(up_t.name));
+        w1.tensors.push_back(up.tensors[0]);
+        plan.fills.push_back(w1);
+        plan.fills.push_back({});  // b1
+        plan.fills.push_back(weight(blk + "ffn_down.weight", {F, E}, "[F, E]"));
+        plan.fills.push_back({});  // b2
+    }
+    plan.fills.push_back(norm("output_norm.weight"));
+    plan.fills.push_back({});  // final_ln_bias
+
+    // Rows cannot be padded inside (the input dimension) once block-quantized, so the runtime
+    // needs E and F to be whole K-quant blocks as soon as any weight is a K-quant.
+    for (std::size_t i : weights) {
+        const TensorInfo& t = tensors.at(i);
+        if (!is_k_quant(t.type)) continue;
+        for (auto [value, key] :
+             {std::pair{E, "embedding_length E"}, std::pair{F, "feed_forward_length F"}})
+            if (value % k_quant_block != 0)
+                throw Error("dtype " + type_string(t.type) + " needs " + key +
+                                " to be a multiple of 256 (expected E % 256 == 0 and F % 256 "
+                                "== 0 with K-quant weights), got " +
+                                std::to_string(value) +
+                                "; dequantize the weights with a `dequant[to=f32]` stage",
+                            {}, {}, tensor_subject(t.name));
+        break;
+    }
+
+    // --- Dtype table and layout.
+    std::vector<std::uint32_t> slot_types;
+    const auto roles = slot_roles(g.layers);
+    for (std::size_t s = 0; s < plan.fills.size(); ++s) {
+        std::uint32_t type = is_weight_role(roles[s].first)
+                                 ? tensors.at(plan.fills[s].tensors[0]).type
+                                 : static_cast<std::uint32_t>(GgmlType::f32);
+        slot_types.push_back(type);
+        plan.dtype_table.push_back(*weight_dtype_of(type));
+    }
+    plan.slots = layout_slots(g, slot_types);
+    plan.file_bytes = header_bytes + 4 + plan.dtype_table.size();
+    for (std::size_t s = 0; s < plan.slots.size(); ++s) {
+        std::uint64_t source = 0;
+        for (std::size_t i : plan.fills[s].tensors)
+            source += plan.fills[s].kind == SlotFill::Kind::widen_to_f32
+                          ? tensors.at(i).elements() * 4
+                          : tensors.at(i).nbytes;
+        if (plan.fills[s].kind != SlotFill::Kind::zeros && source != plan.slots[s].bytes)
+            throw Error("fills " + std::to_string(source) + " bytes of a " +
+                            std::to_string(plan.slots[s].bytes) + "-byte slot",
+                        {}, {}, tensor_subject(tensors.at(plan.fills[s].tensors[0]).name));
+        plan.file_bytes += plan.slots[s].bytes;
+    }
+
+    // --- output.weight: v3 has no slot; the runtime ties the LM head to token_emb.
+    if (auto out = tensors.find(std::string(output_weight_name))) {
+        plan.output_weight_index = *out;
+        const TensorInfo& o = tensors.at(*out);
+        if (o.type == embd.type && o.ne == embd.ne && o.nbytes == embd.nbytes) {
+            plan.output_weight = OutputWeight::compare_bytes;
+        } else {
+            plan.output_weight = OutputWeight::untied;
+            plan.untied_reason = "output.weight is " + type_string(o.type) + " " +
+                                 o.shape_string() + ", token_embd.weight is " +
+                                 type_string(embd.type) + " " + embd.shape_string();
+        }
+    }
+    for (std::size_t i = 0; i < header.tensors.size(); ++i)
+        if (!tensors.used(i)) plan.dropped.push_back(header.tensors[i].name);
+
+    plan.config = make_config(keys, g);
+    return plan;
+}
+
+}  // namespace ck::bump

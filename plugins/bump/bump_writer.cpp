@@ -1,0 +1,244 @@
+#include "bump_writer.hpp"
+
+#include <boost/endian/conversion.hpp>
+
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "ck/error.hpp"
+#include "config_json.hpp"
+#include "float_widen.hpp"
+#include "llama_keys.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ck::bump {
+namespace {
+
+constexpr std::string_view default_bump_name = "weights.bump";
+constexpr std::string_view config_name = "config.json";
+
+// In .bss: reading it maps the kernel's shared zero page, so it costs no resident memory.
+std::byte zero_bytes[1u << 20];
+
+std::span<const std::byte> zero_block() {
+    return zero_bytes;
+}
+
+// Waits for the hashing thread before a tensor's bytes may be released, whichever way
+// write() leaves.
+class WaitForHasher {
+  public:
+    explicit WaitForHasher(BackgroundSha256& hasher) : hasher_(hasher) {}
+    ~WaitForHasher() { hasher_.wait(); }
+    WaitForHasher(const WaitForHasher&) = delete;
+    WaitForHasher& operator=(const WaitForHasher&) = delete;
+
+  private:
+    BackgroundSha256& hasher_;
+};
+
+}  // namespace
+
+BumpWriter::BumpWriter(const Options& options, Context& context)
+    : context_(context), strict_(options.get_bool("strict", false)) {
+    if (options.has("context")) {
+        std::uint64_t n = options.get_u64("context", 0);
+        if (n == 0 || n > std::numeric_limits<std::uint32_t>::max())
+            throw usage_error("option context=" + options.get("context") +
+                              ": expected a context length from 1 to 4294967295");
+        context_length_ = static_cast<std::uint32_t>(n);
+    }
+    if (options.has("config")) {
+        if (options.get("config").empty())
+            throw usage_error("option config: expected a path, e.g. bump[config=out/config.json]");
+        config_override_ = fs::path(options.get("config"));
+    }
+}
+
+void BumpWriter::prepare(const ModelHeader& header, const fs::path& destination) {
+    header_ = header;
+    try {
+        plan_ = plan_model(header_, PlanOptions{context_length_});
+    } catch (const Error& e) {
+        // The tensor or key named is the input's: say which file it is in.
+        if (e.file().empty() && !header_.source.empty()) throw e.with_file(header_.source);
+        throw;
+    }
+
+    // `-o DIR/` (or an existing directory): DIR/weights.bump; otherwise the path as given.
+    const std::string d = destination.string();
+    std::error_code ec;
+    const bool is_dir = fs::is_directory(destination, ec) || (!d.empty() && d.back() == '/');
+    bump_path_ = is_dir ? destination / default_bump_name : destination;
+    config_path_ = config_override_ ? *config_override_ : bump_path_.parent_path() / config_name;
+    if (config_path_.lexically_normal() == bump_path_.lexically_normal())
+        throw usage_error("config.json and the bump file would be the same file: " +
+                          bump_path_.string());
+
+    if (plan_.output_weight == OutputWeight::untied) {
+        if (strict_)
+            throw Error("untied output.weight cannot be stored in bump v3 (" + plan_.untied_reason +
+                            "; the runtime ties the LM head to token_emb); refused because of "
+                            "strict=1",
+                        header_.source, {}, llama::tensor_subject(output_weight_name));
+        report_untied(plan_.untied_reason);
+    }
+    if (!plan_.dropped.empty()) {
+        std::string names;
+        for (const auto& n : plan_.dropped) names += (names.empty() ? "" : ", ") + n;
+        context_.warn("bump: " + std::to_string(plan_.dropped.size()) +
+                      " tensor(s) have no slot in bump v3 and are not written: " + names);
+    }
+
+    table_bytes_.assign(4, std::byte{0});
+    boost::endian::endian_store<std::uint32_t, 4, boost::endian::order::little>(
+        reinterpret_cast<unsigned char*>(table_bytes_.data()),
+        static_cast<std::uint32_t>(plan_.dtype_table.size()));
+    for (std::uint8_t code : plan_.dtype_table) table_bytes_.push_back(std::byte{code});
+}
+
+std::vector<fs::path> BumpWriter::outputs() const {
+    return {bump_path_, config_path_};
+}
+
+std::vector<std::size_t> BumpWriter::order() const {
+    std::vector<std::size_t> order;
+    // output.weight first when only its bytes can tell whether it is tied: the comparison
+    // with token_embd then happens before any payload byte is written.
+    if (plan_.output_weight == OutputWeight::compare_bytes)
+        order.push_back(plan_.output_weight_index);
+    for (const SlotFill& fill : plan_.fills)
+        order.insert(order.end(), fill.tensors.begin(), fill.tensors.end());
+    return order;
+}
+
+void BumpWriter::begin(OutputSet& out) {
+    OutputFile& config = out.create(config_path_);
+    std::string text = render_config_json(plan_.config);
+    config.write(text.data(), text.size());
+
+    file_ = &out.create(bump_path_);
+    hasher_ = std::make_unique<BackgroundSha256>();
+    file_->write_zeros(header_bytes);  // patched in finish(); not part of the checksum
+    emit(table_bytes_);
+    slot_ = 0;
+    piece_ = 0;
+}
+
+void BumpWriter::emit(std::span<const std::byte> bytes) {
+    hasher_->update(bytes);
+    file_->write(bytes);
+}
+
+void BumpWriter::emit_zeros(std::uint64_t count) {
+    const auto zeros = zero_block();
+    while (count > 0) {
+        auto n = static_cast<std::size_t>(std::min<std::uint64_t>(count, zeros.size()));
+        emit(zeros.first(n));
+        count -= n;
+    }
+}
+
+void BumpWriter::emit_zero_slots() {
+    while (slot_ < plan_.slots.size() && plan_.fills[slot_].kind == SlotFill::Kind::zeros) {
+        emit_zeros(plan_.slots[slot_].bytes);
+        ++slot_;
+    }
+}
+
+void BumpWriter::write(std::size_t index, const TensorView& tensor) {
+    if (!file_) throw Error("bump writer: write() before begin()");
+    const TensorInfo& t = header_.tensors.at(index);
+    const std::string subject = llama::tensor_subject(t.name);
+    if (tensor.bytes.size() != t.nbytes)
+        throw Error("got " + std::to_string(tensor.bytes.size()) + " bytes, expected " +
+                        std::to_string(t.nbytes),
+                    {}, {}, subject);
+    if (plan_.output_weight == OutputWeight::compare_bytes && index == plan_.output_weight_index &&
+        !output_weight_digest_) {
+        output_weight_digest_ = sha256(tensor.bytes);
+        return;
+    }
+
+    WaitForHasher wait(*hasher_);
+    emit_zero_slots();
+    if (slot_ == plan_.slots.size() || plan_.fills[slot_].tensors.at(piece_) != index)
+        throw Error("tensors must arrive in the writer's order (expected slot " +
+                        (slot_ < plan_.slots.size() ? plan_.slots[slot_].name : "none") + ")",
+                    {}, {}, subject);
+    if (index == plan_.token_embd && plan_.output_weight == OutputWeight::compare_bytes)
+        check_tied_output(tensor);
+
+    const SlotFill& fill = plan_.fills[slot_];
+    if (fill.kind == SlotFill::Kind::widen_to_f32) {
+        std::vector<std::byte> widened = widen_to_f32(tensor.bytes, t.type);
+        emit(widened);
+        hasher_->wait();  // `widened` dies here
+    } else {
+        emit(tensor.bytes);
+    }
+    if (++piece_ == fill.tensors.size()) {
+        ++slot_;
+        piece_ = 0;
+    }
+}
+
+void BumpWriter::check_tied_output(const TensorView& token_embd) {
+    if (!output_weight_digest_)
+        throw Error("output.weight was not seen before token_embd.weight", {}, {},
+                    llama::tensor_subject(output_weight_name));
+    if (sha256(token_embd.bytes) == *output_weight_digest_) return;  // tied: nothing lost
+    std::string reason =
+        "output.weight has the type and shape of token_embd.weight but "
+        "different bytes";
+    if (strict_)
+        throw Error("untied output.weight cannot be stored in bump v3 (" + reason +
+                        "; the runtime ties the LM head to token_emb); refused because of "
+                        "strict=1",
+                    header_.source, {}, llama::tensor_subject(output_weight_name));
+    report_untied(reason);
+}
+
+void BumpWriter::report_untied(const std::string& reason) {
+    context_.warn("bump: untied output.weight is dropped (" + reason +
+                  "): bump v3 has no slot for it and the runtime uses token_emb as the LM head; "
+                  "use bump[strict=1] to refuse instead");
+    context_.report(
+        "bump.untied_output_weight",
+        nlohmann::json{{"tensor", output_weight_name}, {"dropped", true}, {"reason", reason}}
+            .dump());
+}
+
+void BumpWriter::finish() {
+    if (!file_) throw Error("bump writer: finish() before begin()");
+    {
+        WaitForHasher wait(*hasher_);
+        emit_zero_slots();
+    }
+    if (slot_ != plan_.slots.size())
+        throw Error("only " + std::to_string(slot_) + " of " + std::to_string(plan_.slots.size()) +
+                    " slots were written (next: " + plan_.slots[slot_].name + ")");
+    if (file_->size() != plan_.file_bytes)
+        throw Error("wrote " + std::to_string(file_->size()) + " bytes, planned " +
+                        std::to_string(plan_.file_bytes),
+                    bump_path_.string());
+
+    const Geometry& g = plan_.geometry;
+    Header h;
+    h.num_layers = g.layers;
+    h.vocab_size = g.vocab;
+    h.embed_dim = g.embed;
+    h.context_len = g.context;
+    h.num_heads = g.heads;
+    h.head_dim = g.head_dim;
+    h.aligned_embed_dim = g.embed;  // the reference does not align it
+    h.aligned_head_dim = g.aligned_head_dim;
+    h.aligned_context = align_up(g.context, context_alignment);
+    h.checksum = hasher_->digest();
+    auto bytes = encode_header(h);
+    file_->write_at(0, bytes);
+}
+
+}  // namespace ck::bump

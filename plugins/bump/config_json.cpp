@@ -1,0 +1,212 @@
+#include "config_json.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "ck/error.hpp"
+
+namespace ck::bump {
+namespace {
+
+// Shortest round-trip digits of `value` and the decimal exponent of the first digit, from
+// std::to_chars in scientific form ("1.2345e-06" -> "12345", -6).
+template <class Float>
+std::pair<std::string, int> shortest_digits(Float value) {
+    char buf[64];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::scientific);
+    std::string text(buf, ec == std::errc() ? end : buf);
+    std::size_t e = text.find('e');
+    std::string digits;
+    for (std::size_t i = 0; i < e; ++i)
+        if (text[i] != '.') digits += text[i];
+    int exponent = std::stoi(text.substr(e + 1));
+    while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+    return {digits, exponent};
+}
+
+// \uXXXX with lowercase hex, as Python writes it; `unit` is one UTF-16 code unit.
+void append_utf16_escape(std::string& out, std::uint32_t unit) {
+    static const char hex[] = "0123456789abcdef";
+    out += "\\u";
+    for (int shift = 12; shift >= 0; shift -= 4) out += hex[(unit >> shift) & 0xF];
+}
+
+}  // namespace
+
+std::string python_float_repr(double value, bool single_precision) {
+    if (std::isnan(value)) return "NaN";
+    if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
+    std::string sign = std::signbit(value) ? "-" : "";
+    value = std::fabs(value);
+    auto [digits, exponent] =
+        single_precision ? shortest_digits(static_cast<float>(value)) : shortest_digits(value);
+    if (value == 0) return sign + "0.0";
+    // Python (float_repr_style 'short', mode 'r'): decpt is where the point goes after the
+    // first digit's position; exponent notation when decpt <= -4 or decpt > 16.
+    const int decpt = exponent + 1;
+    const int n = static_cast<int>(digits.size());
+    if (decpt <= -4 || decpt > 16) {
+        std::string mantissa = digits.substr(0, 1);
+        if (n > 1) mantissa += "." + digits.substr(1);
+        std::string digits_of_exponent = std::to_string(std::abs(exponent));
+        if (digits_of_exponent.size() < 2) digits_of_exponent.insert(0, "0");
+        return sign + mantissa + "e" + (exponent < 0 ? "-" : "+") + digits_of_exponent;
+    }
+    if (decpt <= 0)
+        return sign + "0." + std::string(static_cast<std::size_t>(-decpt), '0') + digits;
+    if (decpt >= n)
+        return sign + digits + std::string(static_cast<std::size_t>(decpt - n), '0') + ".0";
+    return sign + digits.substr(0, static_cast<std::size_t>(decpt)) + "." +
+           digits.substr(static_cast<std::size_t>(decpt));
+}
+
+std::string python_json_string(std::string_view s) {
+    std::string out = "\"";
+    for (std::size_t i = 0; i < s.size();) {
+        auto c = static_cast<unsigned char>(s[i]);
+        if (c < 0x80) {
+            switch (c) {
+                case '"':
+                    out += "\\\"";
+                    break;
+                case '\\':
+                    out += "\\\\";
+                    break;
+                case '\n':
+                    out += "\\n";
+                    break;
+                case '\r':
+                    out += "\\r";
+                    break;
+                case '\t':
+                    out += "\\t";
+                    break;
+                case '\b':
+                    out += "\\b";
+                    break;
+                case '\f':
+                    out += "\\f";
+                    break;
+                default:
+                    if (c < 0x20 || c == 0x7F)
+                        append_utf16_escape(out, c);  // Python: not in ' '..'~'
+                    else
+                        out += static_cast<char>(c);
+            }
+            ++i;
+            continue;
+        }
+        // Decode one UTF-8 sequence; a malformed byte is escaped on its own (as U+00XX).
+        int length = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+        std::uint32_t cp = length == 4 ? c & 0x07u : length == 3 ? c & 0x0Fu : c & 0x1Fu;
+        bool ok = length > 1 && i + static_cast<std::size_t>(length) <= s.size();
+        for (int k = 1; ok && k < length; ++k) {
+            auto cont = static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]);
+            ok = (cont & 0xC0) == 0x80;
+            cp = (cp << 6) | (cont & 0x3Fu);
+        }
+        if (!ok) {
+            append_utf16_escape(out, c);
+            ++i;
+            continue;
+        }
+        if (cp >= 0x10000) {
+            cp -= 0x10000;
+            append_utf16_escape(out, 0xD800 + (cp >> 10));
+            append_utf16_escape(out, 0xDC00 + (cp & 0x3FF));
+        } else {
+            append_utf16_escape(out, cp);
+        }
+        i += static_cast<std::size_t>(length);
+    }
+    return out + "\"";
+}
+
+std::string render_config_json(const Config& c) {
+    std::ostringstream out;
+    out << "{\n"
+        << "  \"architectures\": [\n"
+        << "    \"LlamaForCausalLM\"\n"
+        << "  ],\n"
+        << "  \"model_type\": " << python_json_string(c.model_type) << ",\n"
+        << "  \"num_hidden_layers\": " << c.num_hidden_layers << ",\n"
+        << "  \"hidden_size\": " << c.hidden_size << ",\n"
+        << "  \"intermediate_size\": " << c.intermediate_size << ",\n"
+        << "  \"num_attention_heads\": " << c.num_attention_heads << ",\n"
+        << "  \"num_key_value_heads\": " << c.num_key_value_heads << ",\n"
+        << "  \"vocab_size\": " << c.vocab_size << ",\n"
+        << "  \"max_position_embeddings\": " << c.max_position_embeddings << ",\n"
+        << "  \"rms_norm_eps\": "
+        << python_float_repr(c.rms_norm_eps.value, c.rms_norm_eps.single_precision) << ",\n"
+        << "  \"rope_theta\": "
+        << python_float_repr(c.rope_theta.value, c.rope_theta.single_precision) << "\n"
+        << "}\n";
+    return out.str();
+}
+
+Config read_config_json(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error("cannot open config.json", path.string());
+    // ordered_json: inspect lists the keys in the file's order.
+    nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) throw Error("not a JSON object", path.string());
+    auto integer = [&](const char* key) -> std::uint64_t {
+        auto it = doc.find(key);
+        if (it == doc.end() || !it->is_number_unsigned())
+            throw Error(
+                it == doc.end() ? "missing" : "expected a non-negative integer, got " + it->dump(),
+                path.string(), {}, std::string("key '") + key + "'");
+        return it->get<std::uint64_t>();
+    };
+    auto number = [&](const char* key) -> llama::FloatParam {
+        auto it = doc.find(key);
+        if (it == doc.end() || !it->is_number())
+            throw Error(it == doc.end() ? "missing" : "expected a number, got " + it->dump(),
+                        path.string(), {}, std::string("key '") + key + "'");
+        return {it->get<double>(), false};
+    };
+    Config c;
+    auto type = doc.find("model_type");
+    if (type != doc.end() && type->is_string()) c.model_type = type->get<std::string>();
+    c.num_hidden_layers = integer("num_hidden_layers");
+    c.hidden_size = integer("hidden_size");
+    c.intermediate_size = integer("intermediate_size");
+    c.num_attention_heads = integer("num_attention_heads");
+    c.num_key_value_heads = integer("num_key_value_heads");
+    c.vocab_size = integer("vocab_size");
+    c.max_position_embeddings = integer("max_position_embeddings");
+    c.rms_norm_eps = number("rms_norm_eps");
+    c.rope_theta = number("rope_theta");
+    // Every key, for `inspect`: scalars keep their JSON type, string arrays stay arrays.
+    for (auto& [key, value] : doc.items()) {
+        std::string name = "config." + key;
+        if (value.is_string())
+            c.entries.set(name, Value::of_string(value.get<std::string>()));
+        else if (value.is_boolean())
+            c.entries.set(name, Value::of_bool(value.get<bool>()));
+        else if (value.is_number_unsigned())
+            c.entries.set(name, Value::of_u64(value.get<std::uint64_t>()));
+        else if (value.is_number_integer())
+            c.entries.set(name, Value::scalar(ValueType::i64, static_cast<std::uint64_t>(
+                                                                  value.get<std::int64_t>())));
+        else if (value.is_number_float())
+            c.entries.set(name, Value::of_f64(value.get<double>()));
+        else if (value.is_array() &&
+                 std::all_of(value.begin(), value.end(),
+                             [](const nlohmann::ordered_json& v) { return v.is_string(); })) {
+            std::vector<std::string> items;
+            for (const auto& v : value) items.push_back(v.get<std::string>());
+            c.entries.set(
+                name, Value::of_array(ArrayValue::of_strings(std::span<const std::string>(items))));
+        } else
+            c.entries.set(name, Value::of_string(value.dump()));
+    }
+    return c;
+}
+
+}  // namespace ck::bump

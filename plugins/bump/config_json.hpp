@@ -1,0 +1,41 @@
+// config.json beside the bump file: written byte for byte as the reference converter's Python
+// `json.dump(config, f, indent=2)` plus a newline, read back with nlohmann::json.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "llama_keys.hpp"
+
+namespace ck::bump {
+
+struct Config {
+    std::string model_type;  // general.architecture
+    std::uint64_t num_hidden_layers = 0;
+    std::uint64_t hidden_size = 0;
+    std::uint64_t intermediate_size = 0;
+    std::uint64_t num_attention_heads = 0;
+    std::uint64_t num_key_value_heads = 0;
+    std::uint64_t vocab_size = 0;
+    std::uint64_t max_position_embeddings = 0;
+    llama::FloatParam rms_norm_eps;
+    llama::FloatParam rope_theta;
+    Metadata entries;  // every key of a file read back, as "config.<key>" (for inspect)
+};
+
+// The file's text: keys in bump.md's order, two-space indent, trailing newline.
+std::string render_config_json(const Config& config);
+
+// Python's repr() of a float: the shortest digits that read back to the same value (of the
+// f32 when single_precision), fixed notation for 1e-4 <= |x| < 1e16 with at least one digit
+// after the point, otherwise d.ddde-XX. NaN and infinities as Python's json writes them.
+std::string python_float_repr(double value, bool single_precision);
+// A JSON string as Python's json module writes it (ensure_ascii: non-ASCII as \uXXXX).
+std::string python_json_string(std::string_view utf8);
+
+// Reads the fields the reader needs; ck::Error naming the file and key on any problem.
+Config read_config_json(const std::filesystem::path& path);
+
+}  // namespace ck::bump

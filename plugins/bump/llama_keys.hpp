@@ -1,0 +1,75 @@
+// Llama-family hyperparameters as llama.cpp stores them in GGUF metadata, shared by the bump
+// writer and the headpack transform: keys are `<arch>.<suffix>` where <arch> is
+// general.architecture (default llama), falling back to `llama.<suffix>` (bump.md), so
+// qwen2/mistral-style files read like llama ones.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "ck/model.hpp"
+
+namespace ck::llama {
+
+// Where a value was found, so that errors name the key the file really has.
+struct FoundValue {
+    const Value* value = nullptr;
+    std::string key;
+};
+
+// A float hyperparameter and whether it was stored as f32 (config.json prints an f32 as the
+// shortest decimal that reads back to the same f32, not to the same double).
+struct FloatParam {
+    double value = 0;
+    bool single_precision = false;
+};
+
+class ArchKeys {
+  public:
+    explicit ArchKeys(const Metadata& metadata);
+
+    const std::string& arch() const noexcept { return arch_; }
+    // The key name used when reporting a missing value: `<arch>.<suffix>`.
+    std::string key(std::string_view suffix) const { return arch_ + "." + std::string(suffix); }
+
+    std::optional<FoundValue> find(std::string_view suffix) const;
+    // An integer that fits u32; nullopt when absent, ck::Error naming the key when present but
+    // not such an integer.
+    std::optional<std::uint32_t> u32(std::string_view suffix) const;
+    // An integer or float value; nullopt when absent, ck::Error when present but not a number.
+    std::optional<FloatParam> number(std::string_view suffix) const;
+    // Same, for a key given in full (no <arch> rewriting).
+    std::optional<FloatParam> number_exact(std::string_view key) const;
+
+  private:
+    const Metadata& metadata_;
+    std::string arch_;
+};
+
+// The attention geometry both plugins need. hd = E / H.
+struct HeadGeometry {
+    std::uint32_t embed = 0;     // E
+    std::uint32_t heads = 0;     // H
+    std::uint32_t kv_heads = 0;  // Hkv
+    std::uint32_t head_dim = 0;  // hd
+};
+
+inline constexpr std::string_view token_embd_name = "token_embd.weight";
+
+// Set by headpack in its planned header (u32): the padded head size, in elements, of the
+// attn_q/k/v rows it produced. Absent: the rows are unpadded (hd).
+inline constexpr std::string_view aligned_head_dim_key = "ckhost.headpack.aligned_head_dim";
+
+// Reads E (checked against token_embd ne0), H (required), Hkv (fallback H) and checks that
+// H divides E and Hkv divides H. Each failure is a ck::Error naming the tensor or key involved
+// and the expected versus actual values.
+HeadGeometry head_geometry(const ModelHeader& header, const ArchKeys& keys);
+
+// "tensor 'name'", the subject format every error uses.
+inline std::string tensor_subject(std::string_view name) {
+    return "tensor '" + std::string(name) + "'";
+}
+
+}  // namespace ck::llama

@@ -1,0 +1,52 @@
+// SHA-256 (OpenSSL EVP) on a second thread, so that hashing a multi-GB payload overlaps with
+// writing it: the writer queues a span, writes the same bytes to the file, and waits before it
+// lets the span's owner go.
+#pragma once
+
+#include <array>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <span>
+#include <thread>
+
+struct evp_md_ctx_st;
+
+namespace ck::bump {
+
+using Digest = std::array<std::uint8_t, 32>;
+
+class BackgroundSha256 {
+  public:
+    BackgroundSha256();
+    ~BackgroundSha256();
+    BackgroundSha256(const BackgroundSha256&) = delete;
+    BackgroundSha256& operator=(const BackgroundSha256&) = delete;
+
+    // Queues bytes; they must stay valid until wait() or digest() returns.
+    void update(std::span<const std::byte> bytes);
+    // Blocks until every queued byte has been hashed (safe in destructors: never throws).
+    void wait() noexcept;
+    // Waits, then returns the digest of everything queued (call once); throws if an update
+    // failed.
+    Digest digest();
+
+  private:
+    void run();
+
+    evp_md_ctx_st* context_ = nullptr;
+    std::mutex mutex_;
+    std::condition_variable work_ready_;
+    std::condition_variable work_done_;
+    std::deque<std::span<const std::byte>> queue_;
+    bool busy_ = false;
+    bool stopping_ = false;
+    bool failed_ = false;
+    std::thread thread_;
+};
+
+// SHA-256 of one buffer, on the calling thread.
+Digest sha256(std::span<const std::byte> bytes);
+
+}  // namespace ck::bump
