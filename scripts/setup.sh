@@ -11,5 +11,6 @@ cmake --build build
 sample=examples/micro-llama-q4_k_m.gguf
 mkdir -p out
 build/bin/ckhost inspect "$sample"
-build/bin/ckhost --pipeline gguf:gguf -i "$sample" -o out/micro-llama-q4_k_m.gguf --force
-echo "wrote out/micro-llama-q4_k_m.gguf"
+build/bin/ckhost --pipeline gguf:headpack:bump -i "$sample" -o out/ --force
+build/bin/ckhost verify out/weights.bump
+echo "wrote out/weights.bump and out/config.json"

@@ -2,6 +2,7 @@
 
 #include <boost/endian/conversion.hpp>
 
+#include <algorithm>
 #include <limits>
 
 #include <nlohmann/json.hpp>
@@ -177,7 +178,15 @@ void BumpWriter::write(std::size_t index, const TensorView& tensor) {
         emit(widened);
         hasher_->wait();  // `widened` dies here
     } else {
-        emit(tensor.bytes);
+        // Chunk by chunk: hash and write a chunk in parallel, then let its input pages go, so a
+        // large mapped tensor (token_embd) never becomes resident as a whole.
+        constexpr std::size_t chunk = 4u << 20;
+        for (std::size_t done = 0; done < tensor.bytes.size(); done += chunk) {
+            const std::size_t end = std::min(tensor.bytes.size(), done + chunk);
+            emit(tensor.bytes.subspan(done, end - done));
+            hasher_->wait();
+            tensor.release(done, end);
+        }
     }
     if (++piece_ == fill.tensors.size()) {
         ++slot_;

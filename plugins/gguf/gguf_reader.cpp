@@ -426,7 +426,7 @@ TensorView GgufReader::tensor(std::size_t index) {
     auto [offset, size] = extents_[index];
     const std::byte* data = mapping_->data() + offset;
     auto owner = std::make_shared<TensorPages>(TensorPages{mapping_, data, size});
-    return {std::span(data, size), std::move(owner)};
+    return {std::span(data, size), std::move(owner), true};
 }
 
 }  // namespace ck::gguf

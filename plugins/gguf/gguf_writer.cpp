@@ -2,6 +2,7 @@
 
 #include <boost/endian/conversion.hpp>
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "ck/error.hpp"
@@ -120,7 +121,13 @@ void GgufWriter::write(std::size_t index, const TensorView& tensor) {
         throw Error("got " + std::to_string(tensor.bytes.size()) + " bytes, expected " +
                         std::to_string(t.nbytes),
                     {}, {}, "tensor '" + t.name + "'");
-    file_->write(tensor.bytes);
+    // In chunks, letting go of each chunk's input pages once written (for mapped inputs).
+    constexpr std::size_t chunk = 4u << 20;
+    for (std::size_t done = 0; done < tensor.bytes.size(); done += chunk) {
+        const std::size_t end = std::min(tensor.bytes.size(), done + chunk);
+        file_->write(tensor.bytes.subspan(done, end - done));
+        tensor.release(done, end);
+    }
     file_->write_zeros(align_up(t.nbytes, alignment_) - t.nbytes);
     ++next_;
 }

@@ -1,5 +1,10 @@
 #include "ck/model.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+
 #include "ck/ggml_types.hpp"
 
 namespace ck {
@@ -24,6 +29,16 @@ std::uint64_t ModelHeader::total_bytes() const {
     std::uint64_t sum = 0;
     for (const auto& t : tensors) sum += t.nbytes;
     return sum;
+}
+
+void TensorView::release(std::size_t begin, std::size_t end) const {
+    if (!file_backed || begin >= end || end > bytes.size()) return;
+    // Only whole pages inside the range: a page shared with bytes still to come stays.
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto first =
+        (reinterpret_cast<std::uintptr_t>(bytes.data() + begin) + page - 1) / page * page;
+    const auto last = reinterpret_cast<std::uintptr_t>(bytes.data() + end) / page * page;
+    if (first < last) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 }  // namespace ck

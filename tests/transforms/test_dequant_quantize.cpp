@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "checksum.hpp"
 #include "ck/context.hpp"
 #include "ck/kernels/dequant.hpp"
 #include "ck/kernels/float_convert.hpp"
@@ -117,6 +118,32 @@ BOOST_AUTO_TEST_CASE(quantize_reproduces_llama_cpp,
         // file is what llama.cpp wrote.
         BOOST_TEST(cktest::files_equal(out, root / ("micro-llama-" + type + ".gguf")), type);
     }
+}
+
+BOOST_AUTO_TEST_CASE(f16_model_through_dequant_matches_the_f32_bump_golden,
+                     *utf::precondition(cktest::SharedDataPresent())) {
+    // bump stores only FP32/Q4_K/Q6_K weights; an F16 model needs dequant first, and then must
+    // give exactly the reference converter's output for the F32 model (f16 widens exactly).
+    cktest::TempDir dir;
+    const fs::path golden = cktest::test_data() / "golden" / "micro-llama-f32";
+    auto r = cktest::run_ckhost({"--pipeline", "gguf:dequant[to=f32]:headpack:bump", "-i",
+                                 (*cktest::shared_data() / "micro-llama-f16.gguf").string(), "-o",
+                                 (dir / "out").string() + "/"});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    auto expected_hash = cktest::read_file(golden / "weights.bump.sha256");
+    const std::string hash(expected_hash.begin(), expected_hash.begin() + 64);
+    BOOST_TEST(ckhost::sha256_file(dir / "out" / "weights.bump") == hash);
+    auto size_text = cktest::read_file(golden / "weights.bump.size");
+    BOOST_TEST(fs::file_size(dir / "out" / "weights.bump") ==
+               std::stoull(std::string(size_text.begin(), size_text.end())));
+    BOOST_TEST(cktest::files_equal(dir / "out" / "config.json", golden / "config.json"));
+    // Without dequant the writer refuses and says what to add.
+    r = cktest::run_ckhost({"--pipeline", "gguf:bump", "-i",
+                            (*cktest::shared_data() / "micro-llama-f16.gguf").string(), "-o",
+                            (dir / "refused").string() + "/"});
+    BOOST_TEST(r.exit_code == 1);
+    BOOST_TEST(contains(r.err, "dequant[to=f32]"), r.err);
+    BOOST_TEST(!fs::exists(dir / "refused"));
 }
 
 BOOST_AUTO_TEST_CASE(quantize_needs_a_float_source) {

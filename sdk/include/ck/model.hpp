@@ -38,9 +38,18 @@ struct CK_SDK_API ModelHeader {
 
 // Bytes of one tensor. Usually a view into the reader's mapping; `owner` keeps what the span
 // points into alive (and may release pages from memory when the last copy goes away).
-struct TensorView {
+struct CK_SDK_API TensorView {
     std::span<const std::byte> bytes;
     std::shared_ptr<const void> owner;
+    // True when `bytes` lies in a read-only file mapping (a reader's zero-copy view). Only
+    // then may a consumer drop pages it has finished with; see release().
+    bool file_backed = false;
+
+    // Tells the kernel that bytes [begin, end) of this view will not be read again by this
+    // process, so their pages leave its resident set (they stay in the page cache). A no-op for
+    // views that are not file-backed. Writers that stream a large tensor in chunks call it
+    // after each chunk, which keeps peak memory at a few chunks instead of the largest tensor.
+    void release(std::size_t begin, std::size_t end) const;
 
     // A view that owns its bytes.
     static TensorView owning(std::vector<std::byte> data) {
