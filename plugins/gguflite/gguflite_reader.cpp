@@ -1,0 +1,365 @@
+#include "gguflite_reader.hpp"
+
+#include <boost/interprocess/file_mapping.hpp>
+#include <boost/interprocess/mapped_region.hpp>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <unordered_set>
+
+#include "ck/error.hpp"
+#include "ck/ggml_types.hpp"
+#include "gguflite_codec.hpp"
+#include "json_text.hpp"
+#include "metadata_text.hpp"
+
+namespace bip = boost::interprocess;
+namespace fs = std::filesystem;
+
+namespace ck::gguflite {
+
+struct Mapping {
+    bip::file_mapping file;
+    bip::mapped_region region;
+    const std::byte* data() const { return static_cast<const std::byte*>(region.get_address()); }
+    std::uint64_t size() const { return region.get_size(); }
+};
+
+namespace {
+
+// Reads little-endian fields in order; every read is bounded by the file.
+class Cursor {
+  public:
+    Cursor(const std::byte* data, std::uint64_t size, const std::string& file)
+        : data_(data), size_(size), file_(file) {}
+
+    std::uint64_t pos() const { return pos_; }
+    std::uint64_t remaining() const { return size_ - pos_; }
+    const std::byte* here() const { return data_ + pos_; }
+    void skip(std::uint64_t n) { pos_ += n; }
+
+    [[noreturn]] void fail(const std::string& message, std::uint64_t at,
+                           const std::string& subject = {}) const {
+        throw Error(message, file_, at, subject);
+    }
+
+    void need(std::uint64_t n, const char* what, const std::string& subject) const {
+        if (n > remaining())
+            fail("file ends inside " + std::string(what) + " (needs " + std::to_string(n) +
+                     " bytes, " + std::to_string(remaining()) + " remain)",
+                 pos_, subject);
+    }
+
+    template <class T>
+    T read(const char* what, const std::string& subject) {
+        need(sizeof(T), what, subject);
+        T v;
+        std::memcpy(&v, here(), sizeof(T));  // little-endian host (gguflite_format.hpp)
+        pos_ += sizeof(T);
+        return v;
+    }
+
+  private:
+    const std::byte* data_;
+    std::uint64_t size_;
+    std::uint64_t pos_ = 0;
+    const std::string& file_;
+};
+
+std::string tensor_subject(std::uint64_t index, std::string_view name) {
+    return "tensor " + std::to_string(index) + " '" + std::string(name) + "'";
+}
+
+std::string shape_text(std::span<const std::uint32_t> dims) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+    return s + "]";
+}
+
+void check_magic(Cursor& in) {
+    const auto* head = reinterpret_cast<const char*>(in.here());
+    if (in.remaining() < 4) in.fail("file too short to hold the GGUF-lite magic", 0, "magic");
+    const auto found = in.read<std::uint32_t>("the magic", "magic");
+    if (found == magic) return;
+    const std::string_view bytes(head, 4);
+    std::string why = "not a GGUF-lite file";
+    if (bytes == "GGUF") why = "this is a GGUF file, not GGUF-lite (use the gguf reader)";
+    if (bytes == "GLFT") why = "the magic was written big-endian; GGUF-lite is little-endian";
+    char shown[16];
+    std::snprintf(shown, sizeof shown, "0x%08x", found);
+    in.fail("bad magic " + std::string(shown) + ", expected 0x474c4654 (bytes 54 46 4c 47): " + why,
+            0, "magic");
+}
+
+// Owner of an F32/F16 view: drops the tensor's pages from this process when the last copy
+// goes (they stay in the page cache), so a streaming conversion keeps only the tensors in
+// flight resident. Safe because the mapping is ours and read-only.
+struct TensorPages {
+    std::shared_ptr<const Mapping> mapping;
+    const std::byte* data;
+    std::size_t size;
+    ~TensorPages() {
+        if (size == 0) return;
+        const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+        auto begin = reinterpret_cast<std::uintptr_t>(data) / page * page;
+        auto end = reinterpret_cast<std::uintptr_t>(data + size);
+        ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+    }
+};
+
+// Reads one descriptor and checks everything about it that does not need the others.
+StoredTensor read_descriptor(Cursor& in, std::uint64_t index,
+                             std::vector<std::uint64_t>& offset_field_at) {
+    StoredTensor t;
+    t.descriptor_at = in.pos();
+    const std::string index_subject = "tensor " + std::to_string(index);
+    const auto name_len = in.read<std::uint16_t>("the name length", index_subject);
+    in.need(name_len, "the tensor name", index_subject);
+    t.name.assign(reinterpret_cast<const char*>(in.here()), name_len);
+    if (auto bad = invalid_utf8_at(t.name))
+        in.fail("name is not valid UTF-8", in.pos() + *bad, index_subject);
+    in.skip(name_len);
+    const std::string subject = tensor_subject(index, t.name);
+
+    const std::uint64_t n_dims_at = in.pos();
+    const auto n_dims = in.read<std::uint8_t>("the number of dims", subject);
+    if (n_dims == 0 || n_dims > max_dims)
+        in.fail("n_dims is " + std::to_string(n_dims) + ", must be 1 to 8", n_dims_at, subject);
+    const std::uint64_t dims_at = in.pos();
+    for (unsigned d = 0; d < n_dims; ++d)
+        t.dims.push_back(in.read<std::uint32_t>("a dim", subject));
+    const std::uint64_t dtype_at = in.pos();
+    const auto dtype = in.read<std::uint8_t>("the dtype", subject);
+    if (dtype >= dtype_count)
+        in.fail("dtype " + std::to_string(dtype) +
+                    " is unknown (0 F32, 1 F16, 2 Q8_per_channel, 3 Q4_per_group_64)",
+                dtype_at, subject);
+    t.dtype = static_cast<Dtype>(dtype);
+    offset_field_at.push_back(in.pos());
+    t.offset = in.read<std::uint64_t>("the data offset", subject);
+
+    const std::string shape = "shape " + shape_text(t.dims);
+    for (unsigned d = 0; d < n_dims; ++d)
+        if (t.dims[d] == 0)
+            in.fail(shape + ": dim " + std::to_string(d) + " is 0 (zero-size tensor)",
+                    dims_at + 4 * d, subject);
+    if (!element_count(t.dims)) in.fail(shape + ": element count overflows", dims_at, subject);
+    if (is_quantized(t.dtype) && n_dims != 2)
+        in.fail(std::string(dtype_name(t.dtype)) + " needs a 2-D tensor, this one has " +
+                    std::to_string(n_dims) + " dims",
+                dtype_at, subject);
+    if (t.dtype == Dtype::q4 && t.dims[1] % q4_group != 0)
+        in.fail("inner dim " + std::to_string(t.dims[1]) +
+                    " is not a multiple of 64, as Q4_per_group_64 needs",
+                dims_at + 4, subject);
+    auto bytes = data_bytes(t.dtype, t.dims);
+    if (!bytes)
+        in.fail(shape + " of " + std::string(dtype_name(t.dtype)) + ": size in bytes overflows",
+                dims_at, subject);
+    t.bytes = *bytes;
+    return t;
+}
+
+}  // namespace
+
+bool looks_like_gguflite(const unsigned char* head, std::size_t size) {
+    std::uint32_t found = 0;
+    if (size < 4) return false;
+    std::memcpy(&found, head, 4);
+    return found == magic;
+}
+
+ModelHeader GgufLiteReader::open(const fs::path& path) {
+    file_ = path.string();
+    std::error_code ec;
+    const auto file_size = fs::file_size(path, ec);
+    if (ec) throw Error("cannot open: " + ec.message(), file_);
+    if (file_size == 0)
+        throw Error("empty file (0 bytes): not a GGUF-lite file", file_, 0, "magic");
+    auto mapping = std::make_shared<Mapping>();
+    try {
+        mapping->file = bip::file_mapping(file_.c_str(), bip::read_only);
+        mapping->region = bip::mapped_region(mapping->file, bip::read_only);
+    } catch (const bip::interprocess_exception& e) {
+        throw Error(std::string("cannot map the file: ") + e.what(), file_);
+    }
+    mapping_ = mapping;
+    Cursor in(mapping->data(), mapping->size(), file_);
+
+    check_magic(in);
+    const std::uint64_t version_at = in.pos();
+    const auto found_version = in.read<std::uint32_t>("the header", "version");
+    if (found_version != version)
+        in.fail("unsupported GGUF-lite version " + std::to_string(found_version) + ", expected 1",
+                version_at, "version");
+    const std::uint64_t n_tensors_at = in.pos();
+    const auto n_tensors = in.read<std::uint32_t>("the header", "n_tensors");
+    const std::uint64_t metadata_len_at = in.pos();
+    metadata_bytes_ = in.read<std::uint32_t>("the header", "metadata_len");
+    if (metadata_bytes_ > in.remaining())
+        in.fail("metadata section of " + std::to_string(metadata_bytes_) +
+                    " bytes runs past the end of the file (" + std::to_string(in.remaining()) +
+                    " bytes remain)",
+                metadata_len_at, "metadata_len");
+    if (n_tensors > (in.remaining() - metadata_bytes_) / min_descriptor_bytes)
+        in.fail(std::to_string(n_tensors) + " descriptors cannot fit in the " +
+                    std::to_string(in.remaining() - metadata_bytes_) +
+                    " bytes after the metadata (corrupt count or truncated file)",
+                n_tensors_at, "n_tensors");
+
+    ModelHeader header;
+    header.source = file_;
+    header.format = "gguflite";
+    const std::string_view text(reinterpret_cast<const char*>(in.here()), metadata_bytes_);
+    header.metadata = parse_metadata(text, in.pos(), file_);
+    in.skip(metadata_bytes_);
+
+    stored_.clear();
+    stored_.reserve(n_tensors);
+    std::vector<std::uint64_t> offset_field_at;
+    std::unordered_set<std::string_view> names;
+    for (std::uint32_t i = 0; i < n_tensors; ++i) {
+        stored_.push_back(read_descriptor(in, i, offset_field_at));
+        if (!names.insert(stored_.back().name).second)
+            in.fail("duplicate tensor name", stored_.back().descriptor_at,
+                    tensor_subject(i, stored_.back().name));
+    }
+    data_start_ = in.pos();
+
+    // Every tensor inside the file, and no two sharing a byte (gaps are allowed).
+    const std::uint64_t data_size = file_size - data_start_;
+    for (std::uint32_t i = 0; i < n_tensors; ++i) {
+        const StoredTensor& t = stored_[i];
+        if (t.offset > data_size || t.bytes > data_size - t.offset)
+            in.fail("data (" + std::to_string(t.bytes) + " bytes at data offset " +
+                        std::to_string(t.offset) + ", file offset " +
+                        std::to_string(data_start_ + t.offset) +
+                        ") runs past the end of the file (" + std::to_string(file_size) + " bytes)",
+                    offset_field_at[i], tensor_subject(i, t.name));
+    }
+    std::vector<std::uint32_t> by_offset(n_tensors);
+    std::iota(by_offset.begin(), by_offset.end(), 0u);
+    std::sort(by_offset.begin(), by_offset.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return stored_[a].offset != stored_[b].offset ? stored_[a].offset < stored_[b].offset
+                                                      : a < b;
+    });
+    std::uint64_t used = 0;
+    for (std::size_t k = 1; k < by_offset.size(); ++k) {
+        const StoredTensor& before = stored_[by_offset[k - 1]];
+        const StoredTensor& t = stored_[by_offset[k]];
+        if (before.offset + before.bytes > t.offset)
+            in.fail("data (data offset " + std::to_string(t.offset) + ", " +
+                        std::to_string(t.bytes) + " bytes) overlaps " +
+                        tensor_subject(by_offset[k - 1], before.name) + " (data offset " +
+                        std::to_string(before.offset) + ", " + std::to_string(before.bytes) +
+                        " bytes)",
+                    offset_field_at[by_offset[k]], tensor_subject(by_offset[k], t.name));
+    }
+
+    std::uint64_t count_by_dtype[dtype_count] = {}, bytes_by_dtype[dtype_count] = {};
+    header.tensors.reserve(n_tensors);
+    for (const StoredTensor& t : stored_) {
+        TensorInfo info;
+        info.name = t.name;
+        info.type =
+            static_cast<std::uint32_t>(t.dtype == Dtype::f16 ? GgmlType::f16 : GgmlType::f32);
+        info.ne.assign(t.dims.rbegin(), t.dims.rend());
+        info.nbytes = *element_count(t.dims) * (t.dtype == Dtype::f16 ? 2 : 4);
+        info.source_offset = data_start_ + t.offset;
+        header.tensors.push_back(std::move(info));
+        ++count_by_dtype[static_cast<std::size_t>(t.dtype)];
+        bytes_by_dtype[static_cast<std::size_t>(t.dtype)] += t.bytes;
+        used += t.bytes;
+    }
+    header.format_facts = {
+        {"version", std::to_string(version)},
+        {"metadata bytes", std::to_string(metadata_bytes_)},
+        {"descriptor bytes", std::to_string(data_start_ - header_bytes - metadata_bytes_)},
+        {"data start", std::to_string(data_start_)},
+        {"file size", std::to_string(file_size)}};
+    for (std::uint8_t d = 0; d < dtype_count; ++d)
+        if (count_by_dtype[d] > 0)
+            header.format_facts.emplace_back(
+                "stored " + std::string(dtype_name(static_cast<Dtype>(d))),
+                std::to_string(count_by_dtype[d]) + " tensors, " +
+                    std::to_string(bytes_by_dtype[d]) + " bytes" +
+                    (is_quantized(static_cast<Dtype>(d)) ? " (read as f32, dequantized)" : ""));
+    if (data_size > used)
+        header.format_facts.emplace_back("unused data bytes", std::to_string(data_size - used));
+    return header;
+}
+
+std::span<const std::byte> GgufLiteReader::stored_bytes(std::size_t index) const {
+    if (!mapping_ || index >= stored_.size()) throw Error("tensor index out of range", file_);
+    const StoredTensor& t = stored_[index];
+    return {mapping_->data() + data_start_ + t.offset, static_cast<std::size_t>(t.bytes)};
+}
+
+TensorView GgufLiteReader::tensor(std::size_t index) {
+    const std::span<const std::byte> bytes = stored_bytes(index);
+    const StoredTensor& t = stored_[index];
+    if (!is_quantized(t.dtype))
+        return {bytes,
+                std::make_shared<TensorPages>(TensorPages{mapping_, bytes.data(), bytes.size()})};
+    const QuantLayout layout = quant_layout(t.dtype, t.dims[0], t.dims[1]);
+    std::vector<std::byte> values(*element_count(t.dims) * sizeof(float));
+    dequantize_rows(t.dtype, layout, bytes.data(), bytes.data() + layout.scale_bytes(), layout.rows,
+                    reinterpret_cast<float*>(values.data()));
+    TensorPages release{mapping_, bytes.data(), bytes.size()};  // the packed bytes are done
+    return TensorView::owning(std::move(values));
+}
+
+void GgufLiteReader::verify() {
+    for (std::size_t i = 0; i < stored_.size(); ++i) {
+        const StoredTensor& t = stored_[i];
+        if (!is_quantized(t.dtype)) continue;
+        throw_if_interrupted();
+        const std::span<const std::byte> bytes = stored_bytes(i);
+        TensorPages release{mapping_, bytes.data(), bytes.size()};
+        const QuantLayout layout = quant_layout(t.dtype, t.dims[0], t.dims[1]);
+        const std::byte* scales = bytes.data();
+        const std::byte* values = bytes.data() + layout.scale_bytes();
+        const std::size_t scale_row_bytes = layout.scales_per_row * 2;
+        std::vector<float> row(layout.cols);
+        std::vector<std::uint16_t> new_scales(layout.scales_per_row);
+        std::vector<std::byte> new_values(layout.row_value_bytes);
+        std::uint64_t differing_rows = 0, first_differing = 0, non_finite_scales = 0;
+        for (std::uint64_t r = 0; r < layout.rows; ++r) {
+            const std::byte* s = scales + r * scale_row_bytes;
+            const std::byte* v = values + r * layout.row_value_bytes;
+            dequantize_rows(t.dtype, layout, s, v, 1, row.data());
+            if (t.dtype == Dtype::q8)
+                new_scales[0] =
+                    quantize_q8_row(row.data(), layout.cols,
+                                    reinterpret_cast<std::int8_t*>(new_values.data()), nullptr);
+            else
+                quantize_q4_row(row.data(), layout.cols, new_scales.data(),
+                                reinterpret_cast<std::uint8_t*>(new_values.data()), nullptr);
+            for (std::uint64_t g = 0; g < layout.scales_per_row; ++g) {
+                std::uint16_t h;
+                std::memcpy(&h, s + 2 * g, 2);
+                non_finite_scales += (h & 0x7c00) == 0x7c00;
+            }
+            const bool same = std::memcmp(new_scales.data(), s, scale_row_bytes) == 0 &&
+                              std::memcmp(new_values.data(), v, layout.row_value_bytes) == 0;
+            if (!same && differing_rows++ == 0) first_differing = r;
+        }
+        const std::string where = file_ + ": byte " + std::to_string(data_start_ + t.offset) +
+                                  ": " + tensor_subject(i, t.name) + ": ";
+        if (non_finite_scales > 0)
+            context_.warn(where + std::to_string(non_finite_scales) +
+                          " scales are inf or NaN: their values dequantize to inf or NaN");
+        if (differing_rows > 0)
+            context_.warn(where + std::to_string(differing_rows) + " of " +
+                          std::to_string(layout.rows) + " rows (the first: row " +
+                          std::to_string(first_differing) +
+                          ") do not come back byte for byte when their values are quantized "
+                          "again, so a gguflite:gguflite conversion would change them");
+    }
+}
+
+}  // namespace ck::gguflite

@@ -1,0 +1,244 @@
+#include "gguflite_writer.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <iostream>
+#include <limits>
+
+#include "ck/error.hpp"
+#include "ck/kernels/float_convert.hpp"
+#include "gguflite_codec.hpp"
+#include "metadata_text.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ck::gguflite {
+namespace {
+
+// Values converted per step: small enough to stay in cache, large enough to amortise calls.
+constexpr std::uint64_t chunk_elements = 1u << 16;
+// Bytes copied per step when a tensor passes through unchanged.
+constexpr std::uint64_t copy_chunk_bytes = 4u << 20;
+
+void append(std::vector<std::byte>& out, const void* data, std::size_t size) {
+    const std::size_t at = out.size();
+    out.resize(at + size);
+    if (size > 0) std::memcpy(out.data() + at, data, size);
+}
+
+template <class T>
+void put(std::vector<std::byte>& out, T v) {
+    append(out, &v, sizeof v);  // little-endian host (gguflite_format.hpp)
+}
+
+// `-o dir/` (or an existing directory) gets the input's name with the .gguflite extension.
+fs::path output_path(const fs::path& destination, const ModelHeader& header) {
+    const std::string d = destination.string();
+    if (fs::is_directory(destination) || (!d.empty() && d.back() == '/')) {
+        fs::path name = fs::path(header.source).filename();
+        name.replace_extension(file_extension);
+        return destination / name;
+    }
+    return destination;
+}
+
+std::span<const std::byte> as_bytes_of(const void* data, std::size_t size) {
+    return {static_cast<const std::byte*>(data), size};
+}
+
+}  // namespace
+
+GgufLiteWriter::GgufLiteWriter(const Options& options, Context& context,
+                               const kernels::DequantTable& table)
+    : context_(context),
+      kernels_(table),
+      rules_(options),
+      report_(options.get_bool("report", false)) {}
+
+GgufLiteWriter::~GgufLiteWriter() = default;
+
+void GgufLiteWriter::prepare(const ModelHeader& header, const fs::path& destination) {
+    path_ = output_path(destination, header);
+    metadata_ = header.metadata;
+    plans_ = plan_tensors(header, rules_);
+    for (const std::string& w : rules_.unused_rules()) context_.warn(w);
+
+    std::vector<std::string> notes;
+    std::string text;
+    try {
+        text = encode_metadata(header.metadata, notes);
+    } catch (const Error& e) {
+        throw e.with_file(header.source);
+    }
+    for (const std::string& n : notes) context_.warn(n);
+    if (text.size() > std::numeric_limits<std::uint32_t>::max())
+        throw Error("metadata needs " + std::to_string(text.size()) +
+                        " bytes; GGUF-lite's metadata_len is a u32",
+                    header.source);
+    if (plans_.size() > std::numeric_limits<std::uint32_t>::max())
+        throw Error("too many tensors for GGUF-lite's u32 count", header.source);
+
+    preamble_.clear();
+    put<std::uint32_t>(preamble_, magic);
+    put<std::uint32_t>(preamble_, version);
+    put<std::uint32_t>(preamble_, static_cast<std::uint32_t>(plans_.size()));
+    put<std::uint32_t>(preamble_, static_cast<std::uint32_t>(text.size()));
+    append(preamble_, text.data(), text.size());
+    for (const TensorPlan& p : plans_) {
+        put<std::uint16_t>(preamble_, static_cast<std::uint16_t>(p.name.size()));
+        append(preamble_, p.name.data(), p.name.size());
+        put<std::uint8_t>(preamble_, static_cast<std::uint8_t>(p.dims.size()));
+        for (std::uint32_t d : p.dims) put<std::uint32_t>(preamble_, d);
+        put<std::uint8_t>(preamble_, static_cast<std::uint8_t>(p.dtype));
+        put<std::uint64_t>(preamble_, p.offset);
+    }
+    data_start_ = preamble_.size();
+    sizes_ = size_table(plans_, text.size(), data_start_ - header_bytes - text.size());
+
+    // The layout is fixed now, so the size table and the fallbacks are known even for
+    // --dry-run.
+    context_.report("gguflite.sizes", sizes_json(sizes_));
+    context_.report("gguflite.fallbacks", fallbacks_json(plans_));
+    std::size_t unexpected = 0;  // 1-D norms staying F32 is the normal case, not worth a warning
+    for (const TensorPlan& p : plans_) unexpected += !p.fallback.empty() && p.dims.size() >= 2;
+    if (unexpected > 0)
+        context_.warn(std::to_string(unexpected) + (unexpected == 1 ? " tensor" : " tensors") +
+                      " of 2 or more dims could not take the scheme (the report's "
+                      "gguflite.fallbacks lists them)");
+}
+
+void GgufLiteWriter::begin(OutputSet& out) {
+    file_ = &out.create(path_);
+    file_->write(preamble_);
+    preamble_ = {};
+    next_ = 0;
+    if (report_) check_ = std::make_unique<RoundTripCheck>(file_->temp_path());
+}
+
+void GgufLiteWriter::write(std::size_t index, const TensorView& tensor) {
+    const TensorPlan& p = plans_.at(index);
+    const std::string subject = "tensor '" + p.name + "'";
+    if (index != next_) throw Error("tensors must arrive in header order", {}, {}, subject);
+    if (tensor.bytes.size() != p.source_bytes)
+        throw Error("got " + std::to_string(tensor.bytes.size()) + " bytes, expected " +
+                        std::to_string(p.source_bytes),
+                    {}, {}, subject);
+    const std::uint64_t start = file_->size();
+    if (start != data_start_ + p.offset)
+        throw Error("output is at byte " + std::to_string(start) + ", the layout says " +
+                        std::to_string(data_start_ + p.offset),
+                    path_.string(), {}, subject);
+    encode(p, tensor.bytes);
+    if (check_) {
+        flush_output();
+        SourceValues source(p, tensor.bytes, kernels_);
+        ConsumedPages pages(tensor.bytes);
+        check_->check_tensor(p, start, source, pages);
+    }
+    ++next_;
+}
+
+void GgufLiteWriter::finish() {
+    if (next_ != plans_.size())
+        throw Error("only " + std::to_string(next_) + " of " + std::to_string(plans_.size()) +
+                    " tensors were written");
+    if (!check_) return;
+    flush_output();
+    check_->check_file(metadata_, plans_, data_start_, path_.string());
+    context_.report("gguflite.round_trip", round_trip_json(*check_));
+    print_report(std::cerr, path_.string(), plans_, sizes_, *check_);
+    if (!check_->passed())
+        throw Error(
+            "round-trip check failed: the file does not decode to the writer's own fake "
+            "quantization (see the table above)",
+            path_.string());
+}
+
+// OutputFile has no public flush; a patch flushes its buffer first, so an empty patch at the
+// end puts every byte written so far on disk for reading back.
+void GgufLiteWriter::flush_output() {
+    file_->write_at(file_->size(), {});
+}
+
+void GgufLiteWriter::encode(const TensorPlan& p, std::span<const std::byte> bytes) {
+    ConsumedPages pages(bytes);
+    if (p.source == Source::copy) {
+        for (std::uint64_t done = 0; done < bytes.size(); done += copy_chunk_bytes) {
+            const auto piece =
+                bytes.subspan(done, std::min<std::uint64_t>(copy_chunk_bytes, bytes.size() - done));
+            file_->write(piece);
+            pages.release_before(piece.data() + piece.size());
+        }
+        return;
+    }
+    SourceValues source(p, bytes, kernels_);
+    if (is_quantized(p.dtype))
+        encode_quantized(p, source, pages);
+    else
+        encode_floats(p, source, pages);
+    if (source.inexact() > 0)
+        context_.warn("tensor '" + p.name + "': " + std::to_string(source.inexact()) +
+                      " values of type " + std::string(type_name(p.source_type)) +
+                      " are not exact in F32");
+}
+
+void GgufLiteWriter::encode_floats(const TensorPlan& p, SourceValues& source,
+                                   ConsumedPages& pages) {
+    const std::uint64_t step =
+        std::max<std::uint64_t>(chunk_elements / source.block_size(), 1) * source.block_size();
+    std::vector<float> values(step);
+    std::vector<std::uint16_t> halves(p.dtype == Dtype::f16 ? step : 0);
+    for (std::uint64_t first = 0; first < p.elements; first += step) {
+        const std::uint64_t n = std::min(step, p.elements - first);
+        source.read(first, n, values.data());
+        if (p.dtype == Dtype::f32) {
+            file_->write(values.data(), n * sizeof(float));
+        } else {
+            for (std::uint64_t i = 0; i < n; ++i) halves[i] = kernels::f32_to_f16(values[i]);
+            file_->write(halves.data(), n * sizeof(std::uint16_t));
+        }
+        const auto used = source.bytes_of(first, n);
+        pages.release_before(used.data() + used.size());
+    }
+}
+
+// Scales come first in the file but are known only once every row has been quantized: their
+// room is reserved with zeros and patched when the tensor is done, so the values stream out
+// as they are made and no tensor is held whole.
+void GgufLiteWriter::encode_quantized(const TensorPlan& p, SourceValues& source,
+                                      ConsumedPages& pages) {
+    const QuantLayout layout = quant_layout(p.dtype, p.dims[0], p.dims[1]);
+    const std::uint64_t cols = layout.cols;
+    const std::uint64_t rows_per_step = std::max<std::uint64_t>(chunk_elements / cols, 1);
+    std::vector<float> values(rows_per_step * cols);
+    std::vector<std::uint8_t> packed(rows_per_step * layout.row_value_bytes);
+    std::vector<std::uint16_t> scales(layout.rows * layout.scales_per_row);
+    const std::uint64_t start = file_->size();
+    file_->write_zeros(layout.scale_bytes());
+    for (std::uint64_t row = 0; row < layout.rows; row += rows_per_step) {
+        const std::uint64_t n = std::min(rows_per_step, layout.rows - row);
+        source.read(row * cols, n * cols, values.data());
+        for (std::uint64_t r = 0; r < n; ++r) {
+            const float* w = values.data() + r * cols;
+            std::uint8_t* out = packed.data() + r * layout.row_value_bytes;
+            std::uint16_t* s = scales.data() + (row + r) * layout.scales_per_row;
+            if (p.dtype == Dtype::q8)
+                *s = quantize_q8_row(w, cols, reinterpret_cast<std::int8_t*>(out), nullptr);
+            else
+                quantize_q4_row(w, cols, s, out, nullptr);
+        }
+        file_->write(packed.data(), n * layout.row_value_bytes);
+        const auto used = source.bytes_of(row * cols, n * cols);
+        pages.release_before(used.data() + used.size());
+    }
+    file_->write_at(start, as_bytes_of(scales.data(), scales.size() * sizeof(std::uint16_t)));
+    const auto non_finite = std::count_if(scales.begin(), scales.end(),
+                                          [](std::uint16_t h) { return (h & 0x7c00) == 0x7c00; });
+    if (non_finite > 0)
+        context_.warn("tensor '" + p.name + "': " + std::to_string(non_finite) + " of " +
+                      std::to_string(scales.size()) +
+                      " scales overflow f16 (weights beyond its range, or inf/NaN): those "
+                      "values dequantize to NaN");
+}
+
+}  // namespace ck::gguflite

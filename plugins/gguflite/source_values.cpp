@@ -1,0 +1,115 @@
+#include "source_values.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "ck/error.hpp"
+#include "ck/ggml_types.hpp"
+
+namespace ck::gguflite {
+namespace {
+
+template <class Int>
+float from_int(const std::byte* p, std::uint64_t& inexact) {
+    Int v;
+    std::memcpy(&v, p, sizeof v);
+    const auto f = static_cast<float>(v);
+    // 2^63 is the first float an int64 cannot hold; below it the conversion back is defined.
+    const bool fits = f < 0x1p63f && f >= -0x1p63f;
+    inexact += !fits || static_cast<std::int64_t>(f) != static_cast<std::int64_t>(v);
+    return f;
+}
+
+float from_f64(const std::byte* p, std::uint64_t& inexact) {
+    double v;
+    std::memcpy(&v, p, sizeof v);
+    const auto f = static_cast<float>(v);
+    inexact += static_cast<double>(f) != v && v == v;
+    return f;
+}
+
+}  // namespace
+
+SourceValues::SourceValues(const TensorPlan& plan, std::span<const std::byte> bytes,
+                           const kernels::DequantTable& table)
+    : plan_(plan), bytes_(bytes) {
+    const TypeInfo& info = *find_type(plan.source_type);
+    block_size_ = info.block_size;
+    block_bytes_ = info.block_bytes;
+    if (plan.source != Source::convert_int) {
+        dequant_ = table.fn[plan.source_type];
+        if (!dequant_)
+            throw Error("no dequantization kernel for type " + std::string(info.name), {}, {},
+                        "tensor '" + plan.name + "'");
+    }
+}
+
+std::span<const std::byte> SourceValues::bytes_of(std::uint64_t first, std::uint64_t n) const {
+    const std::uint64_t begin = first / block_size_ * block_bytes_;
+    const std::uint64_t end = (first + n + block_size_ - 1) / block_size_ * block_bytes_;
+    return bytes_.subspan(begin, end - begin);
+}
+
+void SourceValues::read(std::uint64_t first, std::uint64_t n, float* out) {
+    const std::byte* src = bytes_of(first, n).data();
+    if (dequant_) {
+        dequant_(src, out, n);
+        return;
+    }
+    for (std::uint64_t i = 0; i < n; ++i, src += block_bytes_) {
+        switch (static_cast<GgmlType>(plan_.source_type)) {
+            case GgmlType::i8:
+                out[i] = from_int<std::int8_t>(src, inexact_);
+                break;
+            case GgmlType::i16:
+                out[i] = from_int<std::int16_t>(src, inexact_);
+                break;
+            case GgmlType::i32:
+                out[i] = from_int<std::int32_t>(src, inexact_);
+                break;
+            case GgmlType::i64:
+                out[i] = from_int<std::int64_t>(src, inexact_);
+                break;
+            default:
+                out[i] = from_f64(src, inexact_);
+        }
+    }
+}
+
+ConsumedPages::ConsumedPages(std::span<const std::byte> bytes) {
+    if (bytes.empty()) return;
+    const auto begin = reinterpret_cast<std::uintptr_t>(bytes.data());
+    const auto end = begin + bytes.size();
+    // Lines look like "7f12a000-7f12c000 r--s 00000000 fd:01 1234  /path/model.gguf".
+    std::FILE* maps = std::fopen("/proc/self/maps", "r");
+    if (!maps) return;
+    char line[4096];
+    while (std::fgets(line, sizeof line, maps)) {
+        unsigned long lo = 0, hi = 0, inode = 0;
+        char perms[8] = {};
+        if (std::sscanf(line, "%lx-%lx %7s %*s %*s %lu", &lo, &hi, perms, &inode) != 4) continue;
+        if (begin < lo || end > hi) continue;
+        file_backed_ = inode != 0 && perms[1] == '-';
+        break;
+    }
+    std::fclose(maps);
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    next_ = begin / page * page;
+    limit_ = end;
+}
+
+void ConsumedPages::release_before(const std::byte* end) {
+    if (!file_backed_) return;
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    auto stop = reinterpret_cast<std::uintptr_t>(end);
+    if (stop > limit_) stop = limit_;
+    stop = stop / page * page;
+    if (stop <= next_) return;
+    ::madvise(reinterpret_cast<void*>(next_), stop - next_, MADV_DONTNEED);
+    next_ = stop;
+}
+
+}  // namespace ck::gguflite

@@ -1,0 +1,54 @@
+// The writer's view of one upstream tensor: its values as f32, a range of elements at a time,
+// so that no tensor is ever staged whole as f32. Dequantization uses the kernel table the
+// plugin selected when it was loaded.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "ck/kernels/dequant.hpp"
+#include "tensor_plan.hpp"
+
+namespace ck::gguflite {
+
+class SourceValues {
+  public:
+    SourceValues(const TensorPlan& plan, std::span<const std::byte> bytes,
+                 const kernels::DequantTable& table);
+
+    // Elements per step that keep the source's blocks whole (a multiple of its block size).
+    std::uint64_t block_size() const noexcept { return block_size_; }
+    // Values [first, first + n); first and n are multiples of block_size() (or n ends the
+    // tensor).
+    void read(std::uint64_t first, std::uint64_t n, float* out);
+    // The source bytes that hold elements [first, first + n).
+    std::span<const std::byte> bytes_of(std::uint64_t first, std::uint64_t n) const;
+    // Integer / F64 values that F32 could not hold exactly (counted by read()).
+    std::uint64_t inexact() const noexcept { return inexact_; }
+
+  private:
+    const TensorPlan& plan_;
+    std::span<const std::byte> bytes_;
+    kernels::DequantFn dequant_ = nullptr;
+    std::uint64_t block_size_ = 1, block_bytes_ = 4;
+    std::uint64_t inexact_ = 0;
+};
+
+// Drops the pages of an upstream tensor the writer has finished with, so a multi-GB input
+// does not stay resident while one big tensor streams through. Only pages of a read-only file
+// mapping are dropped (checked in /proc/self/maps): those come back from the page cache if
+// anything reads them again, so dropping them never changes a byte. Anything else (a
+// transform's heap buffer) is left alone.
+class ConsumedPages {
+  public:
+    explicit ConsumedPages(std::span<const std::byte> bytes);
+    // Releases the whole pages below `end` not released yet.
+    void release_before(const std::byte* end);
+
+  private:
+    bool file_backed_ = false;
+    std::uintptr_t next_ = 0, limit_ = 0;
+};
+
+}  // namespace ck::gguflite
