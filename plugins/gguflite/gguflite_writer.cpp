@@ -128,11 +128,11 @@ void GgufLiteWriter::write(std::size_t index, const TensorView& tensor) {
         throw Error("output is at byte " + std::to_string(start) + ", the layout says " +
                         std::to_string(data_start_ + p.offset),
                     path_.string(), {}, subject);
-    encode(p, tensor.bytes);
+    encode(p, tensor);
     if (check_) {
         flush_output();
         SourceValues source(p, tensor.bytes, kernels_);
-        ConsumedPages pages(tensor.bytes);
+        ConsumedPages pages(tensor);
         check_->check_tensor(p, start, source, pages);
     }
     ++next_;
@@ -154,14 +154,14 @@ void GgufLiteWriter::finish() {
             path_.string());
 }
 
-// OutputFile has no public flush; a patch flushes its buffer first, so an empty patch at the
-// end puts every byte written so far on disk for reading back.
+// Puts every byte written so far in the file, for reading back.
 void GgufLiteWriter::flush_output() {
-    file_->write_at(file_->size(), {});
+    file_->flush();
 }
 
-void GgufLiteWriter::encode(const TensorPlan& p, std::span<const std::byte> bytes) {
-    ConsumedPages pages(bytes);
+void GgufLiteWriter::encode(const TensorPlan& p, const TensorView& tensor) {
+    const std::span<const std::byte> bytes = tensor.bytes;
+    ConsumedPages pages(tensor);
     if (p.source == Source::copy) {
         for (std::uint64_t done = 0; done < bytes.size(); done += copy_chunk_bytes) {
             const auto piece =

@@ -30,7 +30,7 @@ class GgufLiteWriter final : public Writer {
     const std::vector<TensorPlan>& plans() const noexcept { return plans_; }
 
   private:
-    void encode(const TensorPlan& plan, std::span<const std::byte> bytes);
+    void encode(const TensorPlan& plan, const TensorView& tensor);
     void encode_floats(const TensorPlan& plan, SourceValues& source, ConsumedPages& pages);
     void encode_quantized(const TensorPlan& plan, SourceValues& source, ConsumedPages& pages);
     void flush_output();

@@ -79,37 +79,4 @@ void SourceValues::read(std::uint64_t first, std::uint64_t n, float* out) {
     }
 }
 
-ConsumedPages::ConsumedPages(std::span<const std::byte> bytes) {
-    if (bytes.empty()) return;
-    const auto begin = reinterpret_cast<std::uintptr_t>(bytes.data());
-    const auto end = begin + bytes.size();
-    // Lines look like "7f12a000-7f12c000 r--s 00000000 fd:01 1234  /path/model.gguf".
-    std::FILE* maps = std::fopen("/proc/self/maps", "r");
-    if (!maps) return;
-    char line[4096];
-    while (std::fgets(line, sizeof line, maps)) {
-        unsigned long lo = 0, hi = 0, inode = 0;
-        char perms[8] = {};
-        if (std::sscanf(line, "%lx-%lx %7s %*s %*s %lu", &lo, &hi, perms, &inode) != 4) continue;
-        if (begin < lo || end > hi) continue;
-        file_backed_ = inode != 0 && perms[1] == '-';
-        break;
-    }
-    std::fclose(maps);
-    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-    next_ = begin / page * page;
-    limit_ = end;
-}
-
-void ConsumedPages::release_before(const std::byte* end) {
-    if (!file_backed_) return;
-    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-    auto stop = reinterpret_cast<std::uintptr_t>(end);
-    if (stop > limit_) stop = limit_;
-    stop = stop / page * page;
-    if (stop <= next_) return;
-    ::madvise(reinterpret_cast<void*>(next_), stop - next_, MADV_DONTNEED);
-    next_ = stop;
-}
-
 }  // namespace ck::gguflite

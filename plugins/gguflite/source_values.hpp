@@ -3,6 +3,8 @@
 // plugin selected when it was loaded.
 #pragma once
 
+#include "ck/model.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -36,19 +38,21 @@ class SourceValues {
 };
 
 // Drops the pages of an upstream tensor the writer has finished with, so a multi-GB input
-// does not stay resident while one big tensor streams through. Only pages of a read-only file
-// mapping are dropped (checked in /proc/self/maps): those come back from the page cache if
-// anything reads them again, so dropping them never changes a byte. Anything else (a
-// transform's heap buffer) is left alone.
+// does not stay resident while one big tensor streams through (through TensorView::release,
+// which only touches a reader's read-only file mapping, never a transform's heap buffer).
 class ConsumedPages {
   public:
-    explicit ConsumedPages(std::span<const std::byte> bytes);
+    explicit ConsumedPages(const TensorView& tensor) : tensor_(tensor) {}
     // Releases the whole pages below `end` not released yet.
-    void release_before(const std::byte* end);
+    void release_before(const std::byte* end) {
+        const auto upto = static_cast<std::size_t>(end - tensor_.bytes.data());
+        tensor_.release(done_, upto);
+        done_ = upto;
+    }
 
   private:
-    bool file_backed_ = false;
-    std::uintptr_t next_ = 0, limit_ = 0;
+    const TensorView& tensor_;
+    std::size_t done_ = 0;
 };
 
 }  // namespace ck::gguflite

@@ -27,6 +27,8 @@ class CK_SDK_API OutputFile {
     // Overwrites bytes already written (headers patched at the end).
     void write_at(std::uint64_t offset, std::span<const std::byte> bytes);
     std::uint64_t size() const noexcept { return size_; }
+    // Hands buffered bytes to the file, so that a writer can read back what it wrote.
+    void flush();
 
     const std::filesystem::path& final_path() const noexcept { return final_; }
     const std::filesystem::path& temp_path() const noexcept { return temp_; }
@@ -34,7 +36,6 @@ class CK_SDK_API OutputFile {
   private:
     friend class OutputSet;
     OutputFile(std::filesystem::path final_path, std::filesystem::path temp_path, int fd);
-    void flush();
     void close();
 
     std::filesystem::path final_;
