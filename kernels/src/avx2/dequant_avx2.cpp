@@ -3,14 +3,19 @@
 // FMA intrinsics).
 #include <immintrin.h>
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
 #include "../simd_tables.hpp"
-#include "ck/kernels/float_convert.hpp"
 
 namespace ck::kernels {
 namespace {
+
+// This unit is compiled with its ISA's flags, so it must not include headers with inline
+// functions the baseline code also uses (such as float_convert.hpp): the linker could keep this
+// unit's copy for everyone and run AVX instructions before the CPU check. Helpers live here, in
+// the anonymous namespace.
 
 inline __m256 widen8(__m128i q8) {
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q8));
@@ -82,7 +87,7 @@ void avx2_bf16(const std::byte* x, float* y, std::size_t n) {
     for (; i < n; ++i) {
         std::uint16_t b;
         std::memcpy(&b, x + 2 * i, 2);
-        y[i] = bf16_to_f32(b);
+        y[i] = std::bit_cast<float>(std::uint32_t(b) << 16);
     }
 }
 

@@ -2,14 +2,19 @@
 // operations, same order, never fused).
 #include <immintrin.h>
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
 #include "../simd_tables.hpp"
-#include "ck/kernels/float_convert.hpp"
 
 namespace ck::kernels {
 namespace {
+
+// This unit is compiled with its ISA's flags, so it must not include headers with inline
+// functions the baseline code also uses (such as float_convert.hpp): the linker could keep this
+// unit's copy for everyone and run AVX instructions before the CPU check. Helpers live here, in
+// the anonymous namespace.
 
 inline __m512 widen16(__m128i q8) {
     return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q8));
@@ -70,14 +75,15 @@ void avx512_bf16(const std::byte* x, float* y, std::size_t n) {
     for (; i < n; ++i) {
         std::uint16_t b;
         std::memcpy(&b, x + 2 * i, 2);
-        y[i] = bf16_to_f32(b);
+        y[i] = std::bit_cast<float>(std::uint32_t(b) << 16);
     }
 }
 
 }  // namespace
 
 DequantTable avx512_own_kernels() {
-    return variant_table(Isa::avx512, CK_DEQUANT_KERNEL(avx512_f16), CK_DEQUANT_KERNEL(avx512_bf16));
+    return variant_table(Isa::avx512, CK_DEQUANT_KERNEL(avx512_f16),
+                         CK_DEQUANT_KERNEL(avx512_bf16));
 }
 
 }  // namespace ck::kernels
