@@ -1,0 +1,53 @@
+// The repack plugin: transform `repack[to=int8|nf4,only=GLOB,skip=GLOB]` turns GGUF blocks
+// (Q8_0, Q4_0, Q4_K/Q5_K/Q6_K) and plain floats into web-rwkv's Int8 and NF4 layouts, with the
+// kernel table this CPU runs best (chosen once, when the plugin is loaded).
+#include "ck/plugin.hpp"
+#include "ck/kernels/repack.hpp"
+#include "repack_transform.hpp"
+
+namespace {
+
+const ck::kernels::RepackTable& kernels() {
+    static const ck::kernels::RepackTable& table =
+        ck::kernels::select_repack_table(ck::selected_isa());
+    return table;
+}
+
+const ck_option_descriptor options[] = {
+    {"to", CK_STAGE_TRANSFORM, "int8", "int8|nf4",
+     "target layout: int8 (u8 codes, f16 min/max per 128) or nf4 (4-bit NormalFloat, f16 "
+     "absmax per 64)"},
+    {"only", CK_STAGE_TRANSFORM, nullptr, nullptr,
+     "repack only tensors whose name matches this glob"},
+    {"skip", CK_STAGE_TRANSFORM, nullptr, nullptr,
+     "leave tensors whose name matches this glob as they are"},
+};
+
+const char* kernel_variant() {
+    return ck::isa_name(kernels().isa).data();
+}
+
+const ck_plugin_descriptor descriptor = {
+    CK_PLUGIN_ABI_VERSION,
+    CK_STAGE_TRANSFORM,
+    "repack",
+    "1.0.0",
+    "repack Q8_0/Q4_K/Q5_K/Q6_K/float weights to web-rwkv Int8 and Q4_0/float weights to NF4, "
+    "block by block, with an accuracy report",
+    options,
+    sizeof options / sizeof options[0],
+    nullptr,
+    nullptr,
+    [](const ck::Options& o, ck::Context& c) -> ck::Transform* {
+        return new ck::repack::RepackTransform(o, c, kernels());
+    },
+    nullptr,
+    kernel_variant,
+};
+
+}  // namespace
+
+CK_PLUGIN_EXPORT const ck_plugin_descriptor* ckhost_plugin_descriptor() {
+    kernels();  // select the kernel variant when the plugin is loaded
+    return &descriptor;
+}

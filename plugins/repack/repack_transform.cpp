@@ -1,0 +1,175 @@
+#include "repack_transform.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_set>
+#include <utility>
+
+#include "ck/error.hpp"
+#include "consumed_pages.hpp"
+#include "page_buffer.hpp"
+#include "repacked_tensors.hpp"
+
+namespace ck::repack {
+namespace {
+
+using kernels::RepackTarget;
+
+// Elements per kernel call: a multiple of the kernels' 1024-element slices (so the accuracy
+// figures do not depend on it), small enough that Ctrl-C is noticed within milliseconds.
+constexpr std::uint64_t piece_elements = std::uint64_t(1) << 20;
+
+std::string subject(const std::string& name) {
+    return "tensor '" + name + "'";
+}
+
+std::string_view format_of(RepackTarget target) {
+    return target == RepackTarget::int8 ? int8_format : nf4_format;
+}
+
+// The source types with a path to `target`, quantized ones first, for messages.
+std::string sources_of(const kernels::RepackTable& table, RepackTarget target) {
+    std::string quantized, plain;
+    for (std::uint32_t type = 0; type < ggml_type_count; ++type)
+        if (table.find(type, target)) {
+            std::string name(type_name(type));
+            std::transform(name.begin(), name.end(), name.begin(), ::toupper);
+            std::string& list = find_type(type)->quantized ? quantized : plain;
+            list += (list.empty() ? "" : ", ") + name;
+        }
+    return quantized + ", " + plain;
+}
+
+}  // namespace
+
+RepackTransform::RepackTransform(const Options& options, Context& context,
+                                 const kernels::RepackTable& kernels)
+    : target_(options.get("to", "int8") == "nf4" ? RepackTarget::nf4 : RepackTarget::int8),
+      filter_(options),
+      context_(context),
+      kernels_(kernels),
+      report_(context, target_ == RepackTarget::int8 ? "int8" : "nf4",
+              std::string(isa_name(kernels.isa))) {}
+
+std::optional<SkipReason> RepackTransform::reason_to_skip(const TensorInfo& t,
+                                                          const ModelHeader& in) const {
+    using Kind = SkipReason::Kind;
+    const std::string target = target_ == RepackTarget::int8 ? "int8" : "nf4";
+    if (!filter_.selects(t.name))
+        return SkipReason{Kind::not_selected, "not selected by only/skip"};
+    // The codes and scales of an earlier repack (a repacked safetensors file read back).
+    if (in.metadata.contains(metadata_key(t.name)))
+        return SkipReason{Kind::already_repacked, "already repacked"};
+    for (std::string_view suffix : {".minmax", ".absmax"})
+        if (t.name.size() > suffix.size() && t.name.ends_with(suffix) &&
+            in.metadata.contains(metadata_key(t.name.substr(0, t.name.size() - suffix.size()))))
+            return SkipReason{Kind::already_repacked, "scales of a repacked tensor"};
+    if (t.ne.size() != 2)
+        return SkipReason{Kind::not_2d,
+                          std::to_string(t.ne.size()) + "-D, only 2-D weights repack"};
+    if (!kernels_.find(t.type, target_))
+        return SkipReason{Kind::no_path, "no " + std::string(type_name(t.type)) + " -> " + target +
+                                             " path (" + target + " repacks " +
+                                             sources_of(kernels_, target_) + ")"};
+    const std::uint64_t elements = t.elements();
+    if (!pair_shapes(format_of(target_), static_cast<std::uint64_t>(t.ne[0]), elements))
+        return SkipReason{Kind::block_rule,
+                          target_ == RepackTarget::int8
+                              ? "int8 needs a multiple of 128 elements"
+                              : "nf4 needs a multiple of 64 elements and an even row length"};
+    const std::string scales_name = t.name + std::string(scales_suffix(format_of(target_)));
+    if (in.find_tensor(scales_name))
+        return SkipReason{Kind::name_taken, "a tensor named '" + scales_name + "' exists already"};
+    return std::nullopt;
+}
+
+ModelHeader RepackTransform::plan(const ModelHeader& in) {
+    source_file_ = in.source;
+    ModelHeader out = in;
+    out.tensors.clear();
+    outputs_.clear();
+    jobs_.clear();
+    const std::string_view format = format_of(target_);
+    for (std::size_t i = 0; i < in.tensors.size(); ++i) {
+        const TensorInfo& t = in.tensors[i];
+        if (auto skip = reason_to_skip(t, in)) {
+            report_.skipped(t.name, t.type, std::move(*skip));
+            outputs_.push_back({i, Role::pass, 0});
+            out.tensors.push_back(t);
+            continue;
+        }
+        const std::uint64_t elements = t.elements();
+        const auto shapes = *pair_shapes(format, static_cast<std::uint64_t>(t.ne[0]), elements);
+        TensorInfo codes = t, scales = t;
+        codes.type = codes_type;
+        codes.ne = shapes.codes;
+        codes.nbytes = kernels::code_bytes(target_, elements);
+        scales.name = t.name + std::string(scales_suffix(format));
+        scales.type = scales_type;
+        scales.ne = shapes.scales;
+        scales.nbytes = kernels::scale_count(target_, elements) * 2;
+        jobs_.push_back({t.name, t.type, elements, t.nbytes, kernels_.find(t.type, target_)});
+        report_.planned(t.name, std::string(type_name(t.type)), elements, t.nbytes,
+                        codes.nbytes + scales.nbytes);
+        outputs_.push_back({i, Role::codes, jobs_.size() - 1});
+        outputs_.push_back({i, Role::scales, jobs_.size() - 1});
+        out.tensors.push_back(std::move(codes));
+        out.tensors.push_back(std::move(scales));
+        out.metadata.set(metadata_key(t.name), Value::of_string(std::string(format)));
+    }
+    // Names must stay unique: a scales name may collide with a tensor that comes later.
+    std::unordered_set<std::string_view> names;
+    for (const TensorInfo& t : out.tensors)
+        if (!names.insert(t.name).second)
+            throw Error("repacking would give two tensors this name", in.source, {},
+                        subject(t.name));
+    report_.finish_plan();
+    return out;
+}
+
+RepackTransform::Result RepackTransform::repack(std::size_t job_index, const TensorView& source) {
+    Job& job = jobs_.at(job_index);
+    if (source.bytes.size() != job.source_bytes)
+        throw Error("got " + std::to_string(source.bytes.size()) + " bytes of " +
+                        std::string(type_name(job.from)) + ", expected " +
+                        std::to_string(job.source_bytes),
+                    source_file_, {}, subject(job.name));
+    const TypeInfo& from = *find_type(job.from);
+    auto codes = std::make_shared<PageBuffer>(kernels::code_bytes(target_, job.elements));
+    auto scales_buffer =
+        std::make_shared<PageBuffer>(kernels::scale_count(target_, job.elements) * 2);
+    auto* scales = reinterpret_cast<std::uint16_t*>(scales_buffer->data());  // page-aligned
+    kernels::RepackError error;
+    ConsumedPages consumed(source.bytes);
+    for (std::uint64_t done = 0; done < job.elements; done += piece_elements) {
+        const auto count = static_cast<std::size_t>(std::min(piece_elements, job.elements - done));
+        const std::byte* piece = source.bytes.data() + done / from.block_size * from.block_bytes;
+        job.kernel(
+            piece, count,
+            reinterpret_cast<std::uint8_t*>(codes->data()) + kernels::code_bytes(target_, done),
+            scales + kernels::scale_count(target_, done), error);
+        consumed.release_before(piece + count / from.block_size * from.block_bytes);
+        throw_if_interrupted();
+    }
+    if (!job.measured) {
+        job.measured = true;
+        report_.done(job_index, error);
+    }
+    return {PageBuffer::view(std::move(codes)), PageBuffer::view(std::move(scales_buffer))};
+}
+
+TensorView RepackTransform::apply(std::size_t index, const Upstream& upstream) {
+    const Output& out = outputs_.at(index);
+    if (out.role == Role::pass) return upstream(out.source);
+    if (out.role == Role::scales && pending_job_ == out.job) {
+        pending_job_.reset();
+        return std::exchange(pending_scales_, {});
+    }
+    Result r = repack(out.job, upstream(out.source));
+    if (out.role == Role::scales) return r.scales;
+    pending_job_ = out.job;
+    pending_scales_ = std::move(r.scales);
+    return r.codes;
+}
+
+}  // namespace ck::repack

@@ -1,0 +1,35 @@
+// SafetensorsReader: maps a .safetensors file, checks its header completely before anything
+// is read (length, JSON, duplicate names, dtypes, shapes, sizes, offsets in bounds and not
+// overlapping, repacked pairs), and hands out tensor bytes as views into the mapping.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ck/stage.hpp"
+#include "mapped_file.hpp"
+
+namespace ck::safetensors {
+
+class SafetensorsReader final : public Reader {
+  public:
+    explicit SafetensorsReader(Context& context) : context_(context) {}
+    ModelHeader open(const std::filesystem::path& path) override;
+    TensorView tensor(std::size_t index) override;
+    // Also refuses bytes no tensor covers (Hugging Face's library rejects such files).
+    void verify() override;
+
+  private:
+    Context& context_;
+    std::string file_;
+    std::shared_ptr<const MappedFile> mapping_;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> extents_;  // absolute offset, bytes
+    std::vector<std::string> unindexed_;  // gaps and trailing bytes, for verify()
+    std::uint64_t data_start_ = 0;
+};
+
+// Does the file start like a safetensors file (a plausible length, then '{')?
+bool looks_like_safetensors(const unsigned char* head, std::size_t size, const char* path);
+
+}  // namespace ck::safetensors
