@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "ck/error.hpp"
-#include "consumed_pages.hpp"
 #include "page_buffer.hpp"
 #include "repacked_tensors.hpp"
 
@@ -140,7 +139,7 @@ RepackTransform::Result RepackTransform::repack(std::size_t job_index, const Ten
         std::make_shared<PageBuffer>(kernels::scale_count(target_, job.elements) * 2);
     auto* scales = reinterpret_cast<std::uint16_t*>(scales_buffer->data());  // page-aligned
     kernels::RepackError error;
-    ConsumedPages consumed(source.bytes);
+    std::size_t released = 0;  // source bytes whose pages were given back
     for (std::uint64_t done = 0; done < job.elements; done += piece_elements) {
         const auto count = static_cast<std::size_t>(std::min(piece_elements, job.elements - done));
         const std::byte* piece = source.bytes.data() + done / from.block_size * from.block_bytes;
@@ -148,7 +147,12 @@ RepackTransform::Result RepackTransform::repack(std::size_t job_index, const Ten
             piece, count,
             reinterpret_cast<std::uint8_t*>(codes->data()) + kernels::code_bytes(target_, done),
             scales + kernels::scale_count(target_, done), error);
-        consumed.release_before(piece + count / from.block_size * from.block_bytes);
+        // Give the consumed source pages back as we go (only a reader's file mapping is
+        // touched): the source and the whole output are never resident together.
+        const auto consumed = static_cast<std::size_t>(
+            piece + count / from.block_size * from.block_bytes - source.bytes.data());
+        source.release(released, consumed);
+        released = consumed;
         throw_if_interrupted();
     }
     if (!job.measured) {
