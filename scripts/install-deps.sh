@@ -6,7 +6,7 @@ packages=(
   g++ cmake ninja-build pkg-config
   libboost-dev libboost-program-options-dev libboost-test-dev
   libssl-dev nlohmann-json3-dev
-  libbenchmark-dev python3
+  libbenchmark-dev python3 python3-numpy
 )
 
 missing=()

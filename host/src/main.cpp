@@ -2,6 +2,7 @@
 // exit codes.
 #include <boost/program_options.hpp>
 
+#include <sys/resource.h>
 #include <unistd.h>
 #include <csignal>
 #include <cstdlib>
@@ -9,8 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "batch.hpp"
 #include "ck/cpu.hpp"
 #include "ck/error.hpp"
+#include "exit_codes.hpp"
 #include "inspect.hpp"
 #include "pipeline.hpp"
 #include "plugins_command.hpp"
@@ -21,7 +24,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-enum ExitCode { ok = 0, failed = 1, usage = 2, plugin_error = 3, interrupted = 130 };
+using ckhost::ok;
+using ckhost::usage;
 
 const char* main_usage =
     "usage: ckhost --pipeline READER[:TRANSFORM...]:WRITER -i INPUT -o OUTPUT [options]\n"
@@ -29,6 +33,7 @@ const char* main_usage =
     "       ckhost inspect FILE [--json] [--tensors] [--kv KEY]\n"
     "       ckhost verify FILE [--json]\n"
     "       ckhost plugins [--json]\n"
+    "       ckhost batch JOBS [--jobs N] [--json] [--force]\n"
     "\n"
     "Converts model weight files between formats, one tensor at a time.\n"
     "\n"
@@ -38,6 +43,7 @@ const char* main_usage =
     "  ckhost inspect model.gguf --tensors\n"
     "  ckhost inspect model.gguf --kv tokenizer.ggml.tokens\n"
     "  ckhost plugins --json\n"
+    "  ckhost batch jobs.txt --jobs 2      (jobs.txt: one 'PIPELINE INPUT OUTPUT' per line)\n"
     "\n"
     "Stage options go in brackets: gguf:repack[to=nf4,only=blk.*]:safetensors.\n"
     "Exit codes: 0 success, 1 input or conversion failed, 2 usage error, 3 plugin could not be\n"
@@ -88,17 +94,36 @@ std::vector<fs::path> to_paths(const std::vector<std::string>& dirs) {
     return {dirs.begin(), dirs.end()};
 }
 
+// Set when this process runs one job of a `ckhost batch` (the batch sets CKHOST_BATCH_JOB).
+bool batch_job = false;
+
 extern "C" void on_interrupt(int) {
     ck::request_interrupt();
-    // A second Ctrl-C ends the process at once.
+    // A second Ctrl-C ends the process at once. Not in a batch job: the terminal's Ctrl-C and
+    // the batch's forwarded signal both arrive, and the batch decides when to kill.
+    if (batch_job) return;
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
+}
+
+extern "C" void on_batch_interrupt(int) {
+    ckhost::batch_signal_received();
+}
+
+// Writers that make one file per tensor hold every output open until the atomic commit; a
+// model with more tensors than the default soft limit of 1024 descriptors must not fail.
+void raise_open_file_limit() {
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+        limit.rlim_cur = limit.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &limit);
+    }
 }
 
 int convert_command(int argc, char** argv) {
     Common c;
     std::string pipeline, input, output;
-    bool dry_run = false, force = false;
+    bool dry_run = false, force = false, update = false;
     po::options_description d("convert options");
     d.add_options()("pipeline,p", po::value(&pipeline),
                     "READER[:TRANSFORM...]:WRITER, stage options in brackets")(
@@ -106,7 +131,10 @@ int convert_command(int argc, char** argv) {
         "output,o", po::value(&output),
         "output file or directory (DIR/ for writers that make several files)")(
         "dry-run,n", po::bool_switch(&dry_run), "print the plan and write nothing")(
-        "force,f", po::bool_switch(&force), "overwrite existing outputs");
+        "force,f", po::bool_switch(&force), "overwrite existing outputs")(
+        "update,u", po::bool_switch(&update),
+        "do nothing when every output is newer than the input; else write, replacing older "
+        "outputs");
     d.add(common_options(c));
     po::positional_options_description pos;
     pos.add("input", 1).add("output", 1);
@@ -122,9 +150,14 @@ int convert_command(int argc, char** argv) {
 
     ckhost::PluginRegistry registry(to_paths(c.plugin_dirs));
     ckhost::Pipeline p(registry, pipeline);
-    ckhost::ConvertSettings settings{
-        pipeline, input, output, dry_run, force, !c.quiet && !c.json && ::isatty(STDERR_FILENO),
-        c.json};
+    ckhost::ConvertSettings settings{pipeline,
+                                     input,
+                                     output,
+                                     dry_run,
+                                     force,
+                                     update,
+                                     !c.quiet && !c.json && ::isatty(STDERR_FILENO),
+                                     c.json};
     std::signal(SIGINT, on_interrupt);
     std::signal(SIGTERM, on_interrupt);
     auto result = p.run(settings);
@@ -133,6 +166,8 @@ int convert_command(int argc, char** argv) {
     if (!c.quiet)
         for (const auto& w : result.warnings) std::cerr << "warning: " << w << "\n";
     if (dry_run && !c.json) p.print_plan(std::cout);
+    if (result.report.value("up_to_date", false) && !c.quiet && !c.json)
+        std::cerr << "ckhost: every output is newer than " << input << ": nothing to do\n";
     if (c.json)
         std::cout << result.report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace)
                   << "\n";
@@ -187,8 +222,54 @@ int plugins_command(int argc, char** argv) {
     return ckhost::run_plugins(registry, c.json, std::cout, std::cerr);
 }
 
+int batch_command(int argc, char** argv) {
+    Common c;
+    ckhost::BatchSettings settings;
+    po::options_description d("batch options");
+    d.add_options()("jobs-file", po::value(&settings.jobs_file), "jobs file, or - for stdin")(
+        "jobs,j", po::value(&settings.parallel)->default_value(1), "run N conversions at once")(
+        "force,f", po::bool_switch(&settings.force),
+        "rerun jobs whose outputs are up to date, overwriting them");
+    d.add(common_options(c));
+    po::positional_options_description pos;
+    pos.add("jobs-file", 1);
+    parse(argc, argv, d, pos);
+    if (c.help) {
+        std::cout
+            << "usage: ckhost batch JOBS [--jobs N] [--json] [--force]\n\n"
+               "Runs many conversions, N at a time, each in its own process. JOBS is a text file\n"
+               "(or - for stdin) with one 'PIPELINE INPUT OUTPUT' job per line, '#' comments and\n"
+               "blank lines ignored, or a JSON array of {\"pipeline\", \"input\", \"output\"}.\n"
+               "A failing job does not stop the others; exit 1 when any failed. Jobs whose\n"
+               "outputs are all newer than their input are skipped unless --force. Ctrl-C stops\n"
+               "every running job cleanly (exit 130): run the batch again to finish it.\n\n"
+               "examples:\n"
+               "  ckhost batch jobs.txt --jobs 2\n"
+               "  printf 'gguf:headpack:bump a.gguf out/a/\\n' | ckhost batch - --json\n\n"
+            << d;
+        return ok;
+    }
+    if (settings.jobs_file.empty())
+        throw ck::usage_error("missing JOBS (a jobs file, or - for stdin)");
+    if (settings.parallel < 1 || settings.parallel > 256)
+        throw ck::usage_error("--jobs " + std::to_string(settings.parallel) +
+                              ": expected a number from 1 to 256");
+    apply_isa(c.isa);
+    settings.json = c.json;
+    settings.quiet = c.quiet;
+    settings.plugin_dirs = c.plugin_dirs;
+    settings.isa = c.isa;
+    ckhost::PluginRegistry registry(to_paths(c.plugin_dirs));
+    if (!c.quiet)
+        for (const auto& w : registry.warnings()) std::cerr << "warning: " << w << "\n";
+    std::signal(SIGINT, on_batch_interrupt);
+    std::signal(SIGTERM, on_batch_interrupt);
+    return ckhost::run_batch(registry, settings, std::cout, std::cerr);
+}
+
 int dispatch(int argc, char** argv) {
-    const std::vector<std::string> commands = {"convert", "inspect", "verify", "plugins", "help"};
+    const std::vector<std::string> commands = {"convert", "inspect", "verify",
+                                               "plugins", "batch",   "help"};
     if (argc < 2) {
         std::cerr << main_usage;
         return usage;
@@ -206,6 +287,7 @@ int dispatch(int argc, char** argv) {
     if (first == "inspect") return inspect_command(argc - 1, argv + 1, false);
     if (first == "verify") return inspect_command(argc - 1, argv + 1, true);
     if (first == "plugins") return plugins_command(argc - 1, argv + 1);
+    if (first == "batch") return batch_command(argc - 1, argv + 1);
     if (!first.empty() && first[0] == '-') return convert_command(argc, argv);
     throw ck::usage_error("unknown command '" + first + "'" +
                           ckhost::did_you_mean(first, commands) +
@@ -215,22 +297,15 @@ int dispatch(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    batch_job = std::getenv("CKHOST_BATCH_JOB") != nullptr;
+    raise_open_file_limit();
     try {
         return dispatch(argc, argv);
     } catch (const ck::Error& e) {
         std::cerr << "ckhost: error: " << e.what() << "\n";
-        switch (e.kind()) {
-            case ck::ErrorKind::usage:
-                return usage;
-            case ck::ErrorKind::plugin:
-                return plugin_error;
-            case ck::ErrorKind::interrupt:
-                return interrupted;
-            default:
-                return failed;
-        }
+        return ckhost::exit_code_for(e.kind());
     } catch (const std::exception& e) {
         std::cerr << "ckhost: error: " << e.what() << "\n";
-        return failed;
+        return ckhost::failed;
     }
 }

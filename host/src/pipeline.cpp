@@ -188,16 +188,30 @@ void Pipeline::print_plan(std::ostream& out) const {
         out << "  " << name.get<std::string>() << ": dropped\n";
 }
 
+bool outputs_up_to_date(const fs::path& input, const std::vector<fs::path>& outputs) {
+    std::error_code ec;
+    const auto input_time = fs::last_write_time(input, ec);
+    if (ec || outputs.empty()) return false;
+    for (const auto& p : outputs) {
+        const auto output_time = fs::last_write_time(p, ec);
+        if (ec || !(output_time > input_time)) return false;
+    }
+    return true;
+}
+
 ConvertResult Pipeline::run(const ConvertSettings& settings) {
     auto started = std::chrono::steady_clock::now();
     plan(settings.input, settings.output);
-    ck::OutputSet out(settings.force);
+    const bool up_to_date =
+        settings.update && !settings.force && outputs_up_to_date(settings.input, outputs_);
+    ck::OutputSet out(settings.force || settings.update);
     for (const auto& p : outputs_) out.check_target(p);
 
     json report = {{"command", "convert"},
                    {"pipeline", settings.pipeline},
                    {"input", settings.input.string()},
-                   {"dry_run", settings.dry_run}};
+                   {"dry_run", settings.dry_run},
+                   {"up_to_date", up_to_date}};
     json stages = json::array();
     for (const auto& s : stages_)
         stages.push_back(
@@ -210,7 +224,7 @@ ConvertResult Pipeline::run(const ConvertSettings& settings) {
     report["outputs"] = outputs;
     report["plan"] = plan_json();
 
-    if (!settings.dry_run) {
+    if (!settings.dry_run && !up_to_date) {
         Stage& w = *stages_.back();
         const ck::ModelHeader& final_header = headers_.back();
         std::vector<std::size_t> order =

@@ -21,6 +21,9 @@ struct ConvertSettings {
     std::filesystem::path output;
     bool dry_run = false;
     bool force = false;
+    // Skip when every output exists and is newer than the input; otherwise write, replacing
+    // outputs older than the input (cp -u). What `ckhost batch` asks of each job.
+    bool update = false;
     bool progress = false;   // draw progress on stderr
     bool checksums = false;  // SHA-256 of every output in the report (costs one more read)
 };
@@ -29,6 +32,10 @@ struct ConvertResult {
     nlohmann::json report;  // what --json prints
     std::vector<std::string> warnings;
 };
+
+// True when every output exists and was modified after the input (what --update skips).
+bool outputs_up_to_date(const std::filesystem::path& input,
+                        const std::vector<std::filesystem::path>& outputs);
 
 class Pipeline {
   public:

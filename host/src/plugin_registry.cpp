@@ -58,15 +58,19 @@ PluginRegistry::PluginRegistry(const std::vector<fs::path>& explicit_dirs) : dir
         std::sort(files.begin(), files.end());
         for (const auto& file : files) {
             std::string name = file.stem().string();
-            auto same = std::find_if(entries_.begin(), entries_.end(),
-                                     [&](const PluginEntry& e) { return e.name == name; });
+            auto same = std::find_if(entries_.begin(), entries_.end(), [&](const PluginEntry& e) {
+                return e.name == name && !e.shadowed;
+            });
+            PluginEntry entry;
             if (same != entries_.end()) {
+                // The same file reached twice (a directory listed twice, a symlink) is no conflict.
                 if (fs::equivalent(same->path, file, ec)) continue;
                 warnings_.push_back("plugin '" + name + "' found twice: using " +
                                     same->path.string() + ", ignoring " + file.string());
-                continue;
+                entry.shadowed = true;
+                entry.skip_reason = "another plugin named '" + name +
+                                    "' comes first in the search path: " + same->path.string();
             }
-            PluginEntry entry;
             entry.name = name;
             entry.path = file;
             entries_.push_back(std::move(entry));
@@ -114,7 +118,7 @@ void PluginRegistry::load(PluginEntry& entry) {
 
 const PluginEntry& PluginRegistry::get(const std::string& name) {
     auto it = std::find_if(entries_.begin(), entries_.end(),
-                           [&](const PluginEntry& e) { return e.name == name; });
+                           [&](const PluginEntry& e) { return e.name == name && !e.shadowed; });
     if (it == entries_.end()) {
         auto all = names();
         throw ck::usage_error("unknown stage '" + name + "'" + did_you_mean(name, all) +
@@ -133,7 +137,8 @@ void PluginRegistry::load_all() {
 
 std::vector<std::string> PluginRegistry::names() const {
     std::vector<std::string> out;
-    for (const auto& e : entries_) out.push_back(e.name);
+    for (const auto& e : entries_)
+        if (!e.shadowed) out.push_back(e.name);
     return out;
 }
 

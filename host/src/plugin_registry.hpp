@@ -20,6 +20,7 @@ struct PluginEntry {
     std::filesystem::path path;
     bool loaded = false;
     std::string skip_reason;  // why it could not be used (empty when loaded or not tried yet)
+    bool shadowed = false;    // another plugin of the same name comes first: never loaded
     const ck_plugin_descriptor* descriptor = nullptr;
     std::shared_ptr<boost::dll::shared_library> library;
 };
@@ -31,7 +32,8 @@ class PluginRegistry {
     explicit PluginRegistry(const std::vector<std::filesystem::path>& explicit_dirs);
 
     const std::vector<std::filesystem::path>& search_path() const { return dirs_; }
-    // Every plugin file found (first of each name), in search order.
+    // Every plugin file found, in search order; files whose name an earlier one already took
+    // are listed as shadowed (skipped, never loaded).
     const std::vector<PluginEntry>& entries() const { return entries_; }
     // Warnings about shadowed duplicates and the like.
     const std::vector<std::string>& warnings() const { return warnings_; }

@@ -18,6 +18,7 @@ int run_plugins(PluginRegistry& registry, bool as_json, std::ostream& out, std::
         json item = {{"name", e.name}, {"path", e.path.string()}, {"loaded", e.loaded}};
         if (!e.loaded) {
             item["skipped"] = e.skip_reason;
+            if (e.shadowed) item["shadowed"] = true;
         } else {
             const ck_plugin_descriptor& d = *e.descriptor;
             item["kinds"] = stage_kinds_string(d.stages);

@@ -3,6 +3,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -85,6 +86,54 @@ BOOST_AUTO_TEST_CASE(exceptions_inside_a_plugin_become_clean_errors) {
         BOOST_TEST(contains(r.err, c.expected), c.stage << ": " << r.err);
         BOOST_TEST(out.entries().empty(), c.stage << " left output behind");
     }
+}
+
+// Two libraries named testkit.so: the first in search order wins, the other is listed as
+// shadowed with the winner's path, and a warning names both files. The shadowed one is a copy of
+// bad_abi.so, which aborts the process if anything of it is called: it must never be loaded.
+BOOST_AUTO_TEST_CASE(the_first_of_two_plugins_with_one_name_wins) {
+    cktest::TempDir other;
+    const std::string real = (cktest::test_plugin_dir() / "testkit.so").string();
+    const std::string impostor = (other / "testkit.so").string();
+    std::filesystem::copy_file(cktest::test_plugin_dir() / "bad_abi.so", impostor);
+
+    auto r = cktest::run_ckhost(
+        {"plugins", "--json", "--plugin-dir", plugin_dir(), "--plugin-dir", other.path().string()});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    auto doc = nlohmann::json::parse(r.out);
+    std::vector<nlohmann::json> testkits;
+    for (const auto& p : doc["plugins"])
+        if (p["name"] == "testkit") testkits.push_back(p);
+    BOOST_TEST_REQUIRE(testkits.size() == 2u);
+    BOOST_TEST(testkits[0]["path"].get<std::string>() == real);
+    BOOST_TEST(testkits[0]["loaded"].get<bool>());
+    BOOST_TEST(testkits[1]["path"].get<std::string>() == impostor);
+    BOOST_TEST(!testkits[1]["loaded"].get<bool>());
+    BOOST_TEST(testkits[1]["shadowed"].get<bool>());
+    BOOST_TEST(contains(testkits[1]["skipped"].get<std::string>(),
+                        "comes first in the search path: " + real));
+    const std::string warnings = doc["warnings"].dump();
+    BOOST_TEST(contains(warnings, real), warnings);
+    BOOST_TEST(contains(warnings, impostor), warnings);
+
+    // The winner does the work; the text listing and the conversion both warn.
+    cktest::TempDir out;
+    auto run = cktest::run_ckhost({"--plugin-dir", plugin_dir(), "--plugin-dir",
+                                   other.path().string(), "--pipeline", "gguf:testkit:gguf", "-i",
+                                   sample(), "-o", (out / "o.gguf").string()});
+    BOOST_TEST(run.exit_code == 0, run.err);
+    BOOST_TEST(contains(run.err, "plugin 'testkit' found twice"), run.err);
+    auto text = cktest::run_ckhost(
+        {"plugins", "--plugin-dir", plugin_dir(), "--plugin-dir", other.path().string()});
+    BOOST_TEST(contains(text.out, "testkit  SKIPPED: another plugin named 'testkit'"), text.out);
+
+    // In the other order the impostor wins, is refused for its ABI, and nothing is called.
+    auto reversed = cktest::run_ckhost({"--plugin-dir", other.path().string(), "--plugin-dir",
+                                        plugin_dir(), "--pipeline", "gguf:testkit:gguf", "-i",
+                                        sample(), "-o", (out / "p.gguf").string()});
+    BOOST_TEST(reversed.exit_code == 3, reversed.err);
+    BOOST_TEST(contains(reversed.err, "ABI version 999"), reversed.err);
+    BOOST_TEST(!std::filesystem::exists(out / "p.gguf"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

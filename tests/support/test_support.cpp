@@ -32,7 +32,8 @@ std::string slurp(const fs::path& p) {
     return ss.str();
 }
 
-pid_t spawn(const std::vector<std::string>& args, const std::string& out, const std::string& err) {
+pid_t spawn(const std::vector<std::string>& args, const std::string& out, const std::string& err,
+            const std::string& in = "/dev/null") {
     std::vector<std::string> argv_storage = {ckhost_binary().string()};
     argv_storage.insert(argv_storage.end(), args.begin(), args.end());
     std::vector<char*> argv;
@@ -40,7 +41,7 @@ pid_t spawn(const std::vector<std::string>& args, const std::string& out, const 
     argv.push_back(nullptr);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 0, in.c_str(), O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     pid_t pid = 0;
@@ -86,6 +87,19 @@ RunResult run_ckhost(const std::vector<std::string>& args) {
     TempDir capture;
     std::string out = (capture / "stdout").string(), err = (capture / "stderr").string();
     pid_t pid = spawn(args, out, err);
+    RunResult r;
+    r.exit_code = wait_exit_code(pid);
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+}
+
+RunResult run_ckhost_with_stdin(const std::vector<std::string>& args, const std::string& input) {
+    TempDir capture;
+    std::string out = (capture / "stdout").string(), err = (capture / "stderr").string();
+    std::string in = (capture / "stdin").string();
+    std::ofstream(in, std::ios::binary) << input;
+    pid_t pid = spawn(args, out, err, in);
     RunResult r;
     r.exit_code = wait_exit_code(pid);
     r.out = slurp(out);

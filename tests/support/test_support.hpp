@@ -34,6 +34,8 @@ struct RunResult {
 
 // Runs ckhost with these arguments (no shell), capturing stdout and stderr.
 RunResult run_ckhost(const std::vector<std::string>& args);
+// The same with `input` on its standard input.
+RunResult run_ckhost_with_stdin(const std::vector<std::string>& args, const std::string& input);
 
 // Starts ckhost in the background with output discarded; returns its pid.
 pid_t spawn_ckhost(const std::vector<std::string>& args);

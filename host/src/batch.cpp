@@ -1,0 +1,298 @@
+#include "batch.hpp"
+
+#include <boost/dll/runtime_symbol_info.hpp>
+
+#include <signal.h>
+#include <string.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "batch_jobs.hpp"
+#include "child_process.hpp"
+#include "ck/context.hpp"
+#include "ck/error.hpp"
+#include "exit_codes.hpp"
+#include "pipeline.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace ckhost {
+namespace {
+
+std::atomic<int> signals_received{0};
+
+enum class Status { pending, ok, skipped, failed, interrupted, not_run };
+
+const char* status_name(Status s) {
+    switch (s) {
+        case Status::pending:
+            return "pending";
+        case Status::ok:
+            return "ok";
+        case Status::skipped:
+            return "skipped";
+        case Status::failed:
+            return "failed";
+        case Status::interrupted:
+            return "interrupted";
+        case Status::not_run:
+            return "not run";
+    }
+    return "?";
+}
+
+struct JobState {
+    BatchJob job;
+    std::vector<fs::path> outputs;  // as the job's writer plans them
+    Status status = Status::pending;
+    std::optional<int> exit_code;
+    std::string message;  // why it failed, or why it was skipped
+    double seconds = 0;
+    json report;  // the job's own `convert --json` report
+};
+
+std::string read_jobs_text(const std::string& jobs_file) {
+    std::ostringstream text;
+    if (jobs_file == "-") {
+        text << std::cin.rdbuf();
+        return text.str();
+    }
+    std::ifstream in(jobs_file, std::ios::binary);
+    if (!in)
+        throw ck::Error(std::string("cannot read the jobs file: ") + ::strerror(errno), jobs_file);
+    text << in.rdbuf();
+    return text.str();
+}
+
+// Plans every job in this process (headers only: milliseconds each) to learn the files each
+// one will write, before any job runs. Planning failures (an unknown stage, a malformed input)
+// fail that job alone.
+void plan_jobs(PluginRegistry& registry, std::vector<JobState>& jobs, bool force) {
+    std::map<fs::path, const JobState*> claimed;  // output file -> the job that writes it
+    for (auto& s : jobs) {
+        if (ck::interrupt_requested()) return;
+        try {
+            Pipeline pipeline(registry, s.job.pipeline);
+            pipeline.plan(s.job.input, s.job.output);
+            s.outputs = pipeline.outputs();
+        } catch (const ck::Error& e) {
+            s.status = Status::failed;
+            s.exit_code = exit_code_for(e.kind());
+            s.message = e.what();
+            continue;
+        }
+        // Two jobs writing one file would race for it, and the second would then look up to
+        // date: refuse the later one.
+        for (const auto& p : s.outputs) {
+            auto [other, fresh] = claimed.emplace(fs::absolute(p).lexically_normal(), &s);
+            if (fresh) continue;
+            s.status = Status::failed;
+            s.exit_code = usage;
+            s.message = "output " + p.string() + " is also written by the job at " +
+                        other->second->job.where;
+            break;
+        }
+        if (s.status == Status::pending && !force && outputs_up_to_date(s.job.input, s.outputs)) {
+            s.status = Status::skipped;
+            s.message = "up to date";
+        }
+    }
+}
+
+std::vector<std::string> job_command(const BatchSettings& settings, const BatchJob& job) {
+    std::vector<std::string> args = {boost::dll::program_location().string(),
+                                     "convert",
+                                     "--pipeline=" + job.pipeline,
+                                     "--input=" + job.input.string(),
+                                     "--output=" + job.output.string(),
+                                     "--json",
+                                     "--quiet",
+                                     settings.force ? "--force" : "--update"};
+    for (const auto& dir : settings.plugin_dirs) args.push_back("--plugin-dir=" + dir);
+    if (!settings.isa.empty()) args.push_back("--isa=" + settings.isa);
+    return args;
+}
+
+// The job's error message: ckhost's "ckhost: error: ..." line(s), else whatever it printed.
+std::string error_text(const std::string& err) {
+    std::istringstream lines(err);
+    std::string line, found;
+    const std::string prefix = "ckhost: error: ";
+    while (std::getline(lines, line))
+        if (line.rfind(prefix, 0) == 0)
+            found += (found.empty() ? "" : "; ") + line.substr(prefix.size());
+    if (!found.empty()) return found;
+    std::string all = err;
+    while (!all.empty() && (all.back() == '\n' || all.back() == '\r')) all.pop_back();
+    return all;
+}
+
+void run_job(const BatchSettings& settings, JobState& s) {
+    const auto started = std::chrono::steady_clock::now();
+    ChildOutcome child;
+    try {
+        child = run_child(job_command(settings, s.job), {"CKHOST_BATCH_JOB=1"}, [] {
+            const int n = signals_received.load();
+            return n == 0 ? 0 : n == 1 ? SIGINT : SIGKILL;
+        });
+    } catch (const ck::Error& e) {
+        s.status = Status::failed;
+        s.message = e.what();
+        return;
+    }
+    s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    s.report = json::parse(child.out, nullptr, false);
+    if (s.report.is_discarded()) s.report = nullptr;
+    if (child.signal) {
+        s.status = signals_received ? Status::interrupted : Status::failed;
+        s.message = std::string("ended by signal ") + std::to_string(child.signal) + " (" +
+                    ::strsignal(child.signal) + ")";
+        return;
+    }
+    s.exit_code = child.exit_code;
+    if (child.exit_code == 0) {
+        s.status = s.report.is_object() && s.report.value("up_to_date", false) ? Status::skipped
+                                                                               : Status::ok;
+        if (s.status == Status::skipped) s.message = "up to date";
+    } else {
+        s.status = child.exit_code == 130 ? Status::interrupted : Status::failed;
+        s.message = error_text(child.err);
+    }
+}
+
+std::string seconds_text(double seconds) {
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(2) << seconds << " s";
+    return s.str();
+}
+
+json job_json(std::size_t number, const JobState& s) {
+    json outputs = json::array();
+    for (const auto& p : s.outputs) outputs.push_back(p.string());
+    json j = {{"job", number},
+              {"where", s.job.where},
+              {"pipeline", s.job.pipeline},
+              {"input", s.job.input.string()},
+              {"output", s.job.output.string()},
+              {"outputs", outputs},
+              {"status", status_name(s.status)},
+              {"seconds", s.seconds}};
+    j["exit_code"] = s.exit_code ? json(*s.exit_code) : json(nullptr);
+    if (!s.message.empty()) j[s.status == Status::skipped ? "reason" : "error"] = s.message;
+    if (!s.report.is_null()) j["report"] = s.report;
+    return j;
+}
+
+}  // namespace
+
+void batch_signal_received() noexcept {
+    if (signals_received.fetch_add(1) == 0) ck::request_interrupt();
+}
+
+int run_batch(PluginRegistry& registry, const BatchSettings& settings, std::ostream& out,
+              std::ostream& err) {
+    const auto started = std::chrono::steady_clock::now();
+    std::vector<JobState> jobs;
+    for (auto& job : parse_jobs(read_jobs_text(settings.jobs_file), settings.jobs_file)) {
+        jobs.emplace_back();
+        jobs.back().job = std::move(job);
+    }
+    plan_jobs(registry, jobs, settings.force);
+
+    std::mutex print;
+    std::size_t finished = 0;
+    auto report_line = [&](std::size_t index) {
+        if (settings.quiet) return;
+        const JobState& s = jobs[index];
+        std::lock_guard lock(print);
+        err << "[" << ++finished << "/" << jobs.size() << "] " << status_name(s.status) << "  "
+            << s.job.input.string() << " -> " << s.job.output.string();
+        if (s.status == Status::ok) err << "  (" << seconds_text(s.seconds) << ")";
+        if (!s.message.empty()) err << ": " << s.message;
+        err << "\n";
+    };
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+        if (jobs[i].status != Status::pending) report_line(i);
+
+    // Workers take the next pending job until none is left or the batch is interrupted.
+    std::atomic<std::size_t> next{0};
+    auto worker = [&] {
+        for (std::size_t i; (i = next++) < jobs.size();) {
+            if (jobs[i].status != Status::pending) continue;
+            if (ck::interrupt_requested()) {
+                jobs[i].status = Status::not_run;
+                continue;
+            }
+            run_job(settings, jobs[i]);
+            report_line(i);
+        }
+    };
+    {
+        std::vector<std::jthread> workers;
+        for (unsigned k = 0; k < std::max(1u, settings.parallel); ++k) workers.emplace_back(worker);
+    }
+    for (auto& s : jobs)
+        if (s.status == Status::pending) s.status = Status::not_run;  // interrupted while planning
+
+    std::map<Status, std::size_t> counts;
+    for (const auto& s : jobs) ++counts[s.status];
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const bool interrupted = signals_received.load() > 0;
+
+    if (settings.json) {
+        json list = json::array();
+        for (std::size_t i = 0; i < jobs.size(); ++i) list.push_back(job_json(i + 1, jobs[i]));
+        json summary = {{"jobs", jobs.size()}};
+        for (Status st :
+             {Status::ok, Status::skipped, Status::failed, Status::interrupted, Status::not_run})
+            summary[status_name(st)] = counts[st];
+        out << json{{"command", "batch"},
+                    {"jobs_file", settings.jobs_file},
+                    {"parallel", settings.parallel},
+                    {"interrupted", interrupted},
+                    {"seconds", seconds},
+                    {"summary", summary},
+                    {"jobs", list}}
+                   .dump(1, ' ', false, json::error_handler_t::replace)
+            << "\n";
+    } else {
+        for (std::size_t i = 0; i < jobs.size(); ++i) {
+            const JobState& s = jobs[i];
+            out << std::setw(3) << i + 1 << "  " << std::left << std::setw(11)
+                << status_name(s.status) << std::right << std::setw(9)
+                << (s.status == Status::ok || s.status == Status::failed ? seconds_text(s.seconds)
+                                                                         : "-")
+                << "  " << s.job.where << "  " << s.job.pipeline << "  " << s.job.input.string()
+                << " -> " << s.job.output.string() << "\n";
+            if (!s.message.empty())
+                out << "     " << (s.status == Status::skipped ? "" : "error: ") << s.message
+                    << "\n";
+            if (s.report.is_object() && s.report.contains("warnings"))
+                for (const auto& w : s.report["warnings"])
+                    if (w.is_string()) out << "     warning: " << w.get<std::string>() << "\n";
+        }
+        out << jobs.size() << " jobs: " << counts[Status::ok] << " ok, " << counts[Status::skipped]
+            << " skipped, " << counts[Status::failed] << " failed";
+        if (counts[Status::interrupted] || counts[Status::not_run])
+            out << ", " << counts[Status::interrupted] << " interrupted, "
+                << counts[Status::not_run] << " not run";
+        out << " (" << seconds_text(seconds) << ")\n";
+    }
+    if (interrupted) return ckhost::interrupted;
+    return counts[Status::failed] ? failed : ok;
+}
+
+}  // namespace ckhost

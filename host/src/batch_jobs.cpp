@@ -1,0 +1,76 @@
+#include "batch_jobs.hpp"
+
+#include <boost/program_options/parsers.hpp>
+
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "ck/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ckhost {
+namespace {
+
+std::vector<BatchJob> parse_text(std::string_view text, const std::string& source) {
+    std::vector<BatchJob> jobs;
+    std::istringstream lines{std::string(text)};
+    std::string line;
+    for (std::size_t number = 1; std::getline(lines, line); ++number) {
+        const auto first = line.find_first_not_of(" \t\r");
+        if (first == std::string::npos || line[first] == '#') continue;
+        const std::string where = source + ":" + std::to_string(number);
+        std::vector<std::string> fields;
+        try {
+            fields = boost::program_options::split_unix(line, " \t\r");
+        } catch (const std::exception& e) {
+            throw ck::usage_error(where + ": " + e.what());
+        }
+        if (fields.size() != 3)
+            throw ck::usage_error(where + ": expected PIPELINE INPUT OUTPUT, found " +
+                                  std::to_string(fields.size()) + " field" +
+                                  (fields.size() == 1 ? "" : "s"));
+        jobs.push_back({fields[0], fields[1], fields[2], where});
+    }
+    return jobs;
+}
+
+std::vector<BatchJob> parse_json(std::string_view text, const std::string& source) {
+    nlohmann::json doc;
+    try {
+        doc = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+        throw ck::usage_error(source + ": not valid JSON: " + e.what());
+    }
+    if (!doc.is_array()) throw ck::usage_error(source + ": expected a JSON array of jobs");
+    std::vector<BatchJob> jobs;
+    for (std::size_t i = 0; i < doc.size(); ++i) {
+        const std::string where = source + ": job " + std::to_string(i + 1);
+        const auto& item = doc[i];
+        if (!item.is_object())
+            throw ck::usage_error(where + ": expected an object {pipeline, input, output}");
+        for (const auto& [key, value] : item.items()) {
+            if (key != "pipeline" && key != "input" && key != "output")
+                throw ck::usage_error(where + ": unknown key '" + key +
+                                      "' (a job has pipeline, input and output)");
+            if (!value.is_string())
+                throw ck::usage_error(where + ": '" + key + "' must be a string");
+        }
+        for (const char* key : {"pipeline", "input", "output"})
+            if (!item.contains(key)) throw ck::usage_error(where + ": missing '" + key + "'");
+        jobs.push_back({item["pipeline"].get<std::string>(), item["input"].get<std::string>(),
+                        item["output"].get<std::string>(), where});
+    }
+    return jobs;
+}
+
+}  // namespace
+
+std::vector<BatchJob> parse_jobs(std::string_view text, const std::string& source) {
+    const auto first = text.find_first_not_of(" \t\r\n");
+    return (first != std::string_view::npos && text[first] == '[') ? parse_json(text, source)
+                                                                   : parse_text(text, source);
+}
+
+}  // namespace ckhost

@@ -1,0 +1,24 @@
+// The jobs of `ckhost batch` (cli.md): a text file of `PIPELINE INPUT OUTPUT` lines, or a JSON
+// array of {pipeline, input, output}. Read and checked completely before any job runs.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ckhost {
+
+struct BatchJob {
+    std::string pipeline;
+    std::filesystem::path input;
+    std::filesystem::path output;
+    std::string where;  // "jobs.txt:12" or "jobs.json: job 3", for messages
+};
+
+// Parses jobs from `text`; `source` names it in messages ("-" for stdin). Text lines are split
+// like a shell would (quotes and backslashes), `#` lines and blank lines are skipped. Throws a
+// usage error naming the line (or the job's position) on a malformed job.
+std::vector<BatchJob> parse_jobs(std::string_view text, const std::string& source);
+
+}  // namespace ckhost
