@@ -76,40 +76,57 @@ std::string read_jobs_text(const std::string& jobs_file) {
     return text.str();
 }
 
-// Plans every job in this process (headers only: milliseconds each) to learn the files each
-// one will write, before any job runs. Planning failures (an unknown stage, a malformed input)
-// fail that job alone.
-void plan_jobs(PluginRegistry& registry, std::vector<JobState>& jobs, bool force) {
-    std::map<fs::path, const JobState*> claimed;  // output file -> the job that writes it
-    for (auto& s : jobs) {
-        if (ck::interrupt_requested()) return;
+// Plans jobs in this process (headers only: a millisecond or so each) to learn the files each
+// one will write before it runs. Jobs are planned in order, under a lock, as the workers reach
+// them, so planning overlaps with the jobs already running. Planning failures (an unknown
+// stage, a malformed input) fail that job alone.
+class Planner {
+  public:
+    Planner(PluginRegistry& registry, std::vector<JobState>& jobs, bool force)
+        : registry_(registry), jobs_(jobs), force_(force) {}
+
+    // Plans every job up to and including `index` that is not planned yet.
+    void plan_through(std::size_t index) {
+        std::lock_guard lock(mutex_);
+        for (; planned_ <= index && planned_ < jobs_.size(); ++planned_) plan(jobs_[planned_]);
+    }
+
+  private:
+    void plan(JobState& s) {
         try {
-            Pipeline pipeline(registry, s.job.pipeline);
+            Pipeline pipeline(registry_, s.job.pipeline);
             pipeline.plan(s.job.input, s.job.output);
             s.outputs = pipeline.outputs();
         } catch (const ck::Error& e) {
             s.status = Status::failed;
             s.exit_code = exit_code_for(e.kind());
             s.message = e.what();
-            continue;
+            return;
         }
         // Two jobs writing one file would race for it, and the second would then look up to
         // date: refuse the later one.
         for (const auto& p : s.outputs) {
-            auto [other, fresh] = claimed.emplace(fs::absolute(p).lexically_normal(), &s);
+            auto [other, fresh] = claimed_.emplace(fs::absolute(p).lexically_normal(), &s);
             if (fresh) continue;
             s.status = Status::failed;
             s.exit_code = usage;
             s.message = "output " + p.string() + " is also written by the job at " +
                         other->second->job.where;
-            break;
+            return;
         }
-        if (s.status == Status::pending && !force && outputs_up_to_date(s.job.input, s.outputs)) {
+        if (!force_ && outputs_up_to_date(s.job.input, s.outputs)) {
             s.status = Status::skipped;
             s.message = "up to date";
         }
     }
-}
+
+    PluginRegistry& registry_;
+    std::vector<JobState>& jobs_;
+    const bool force_;
+    std::mutex mutex_;
+    std::size_t planned_ = 0;
+    std::map<fs::path, const JobState*> claimed_;  // output file -> the job that writes it
+};
 
 std::vector<std::string> job_command(const BatchSettings& settings, const BatchJob& job) {
     std::vector<std::string> args = {boost::dll::program_location().string(),
@@ -209,7 +226,7 @@ int run_batch(PluginRegistry& registry, const BatchSettings& settings, std::ostr
         jobs.emplace_back();
         jobs.back().job = std::move(job);
     }
-    plan_jobs(registry, jobs, settings.force);
+    Planner planner(registry, jobs, settings.force);
 
     std::mutex print;
     std::size_t finished = 0;
@@ -223,19 +240,17 @@ int run_batch(PluginRegistry& registry, const BatchSettings& settings, std::ostr
         if (!s.message.empty()) err << ": " << s.message;
         err << "\n";
     };
-    for (std::size_t i = 0; i < jobs.size(); ++i)
-        if (jobs[i].status != Status::pending) report_line(i);
 
-    // Workers take the next pending job until none is left or the batch is interrupted.
+    // Workers take the next job until none is left or the batch is interrupted.
     std::atomic<std::size_t> next{0};
     auto worker = [&] {
         for (std::size_t i; (i = next++) < jobs.size();) {
-            if (jobs[i].status != Status::pending) continue;
             if (ck::interrupt_requested()) {
                 jobs[i].status = Status::not_run;
                 continue;
             }
-            run_job(settings, jobs[i]);
+            planner.plan_through(i);
+            if (jobs[i].status == Status::pending) run_job(settings, jobs[i]);
             report_line(i);
         }
     };
@@ -244,7 +259,7 @@ int run_batch(PluginRegistry& registry, const BatchSettings& settings, std::ostr
         for (unsigned k = 0; k < std::max(1u, settings.parallel); ++k) workers.emplace_back(worker);
     }
     for (auto& s : jobs)
-        if (s.status == Status::pending) s.status = Status::not_run;  // interrupted while planning
+        if (s.status == Status::pending) s.status = Status::not_run;
 
     std::map<Status, std::size_t> counts;
     for (const auto& s : jobs) ++counts[s.status];
