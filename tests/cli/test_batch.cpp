@@ -3,6 +3,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <fstream>
@@ -280,6 +281,30 @@ BOOST_AUTO_TEST_CASE(ctrl_c_stops_every_job_and_leaves_nothing_behind) {
     BOOST_TEST(again.run.exit_code == 0, again.run.err);
     BOOST_TEST(sorted_entries(dir, "out") ==
                (std::vector<std::string>{"a.gguf", "b.gguf", "c.gguf"}));
+}
+
+// examples/batch/convert_folder.sh: every *.gguf of a folder, one directory per model.
+BOOST_AUTO_TEST_CASE(the_folder_script_converts_every_model_of_a_folder) {
+    cktest::TempDir dir;
+    fs::create_directory(dir / "models");
+    fs::copy_file(sample(), dir / "models" / "a.gguf");
+    fs::copy_file(sample(), dir / "models" / "b c.gguf");
+    fs::copy_file(bad_input(), dir / "models" / "broken.gguf");
+    write_text(dir / "models" / "notes.txt", "not a model\n");
+    const std::string command = "CKHOST='" + cktest::ckhost_binary().string() + "' bash '" +
+                                (cktest::examples_dir() / "batch" / "convert_folder.sh").string() +
+                                "' gguf:gguf '" + (dir / "models").string() + "' '" +
+                                (dir / "out").string() + "' --jobs 2 --json > '" +
+                                (dir / "report.json").string() + "' 2>/dev/null";
+    const int status = std::system(command.c_str());
+    BOOST_TEST(WEXITSTATUS(status) == 1);  // the broken model failed, the others did not
+    BOOST_TEST(sorted_entries(dir, "out") ==
+               (std::vector<std::string>{"a", "a/a.gguf", "b c", "b c/b c.gguf"}));
+    BOOST_TEST(cktest::files_equal(dir / "out" / "b c" / "b c.gguf", sample()));
+    auto report = cktest::read_file(dir / "report.json");
+    json doc = json::parse(report.begin(), report.end());
+    BOOST_TEST(doc["summary"]["ok"].get<int>() == 2);
+    BOOST_TEST(doc["summary"]["failed"].get<int>() == 1);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
