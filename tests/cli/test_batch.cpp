@@ -8,6 +8,7 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -83,6 +84,24 @@ Batch run_batch(const std::vector<std::string>& args) {
 std::vector<std::string> statuses(const json& doc) {
     std::vector<std::string> out;
     for (const auto& job : doc["jobs"]) out.push_back(job["status"].get<std::string>());
+    return out;
+}
+
+// The processes whose parent is `pid` (from /proc/*/stat: "pid (comm) state ppid ...").
+std::vector<pid_t> children_of(pid_t pid) {
+    std::vector<pid_t> out;
+    for (const auto& e : fs::directory_iterator("/proc")) {
+        std::ifstream stat(e.path() / "stat");
+        std::string text;
+        if (!std::getline(stat, text)) continue;
+        const auto close = text.rfind(')');
+        if (close == std::string::npos) continue;
+        std::istringstream rest(text.substr(close + 2));
+        char state = 0;
+        pid_t parent = 0;
+        rest >> state >> parent;
+        if (parent == pid) out.push_back(std::stoi(e.path().filename().string()));
+    }
     return out;
 }
 
@@ -272,6 +291,19 @@ BOOST_AUTO_TEST_CASE(ctrl_c_stops_every_job_and_leaves_nothing_behind) {
     std::this_thread::sleep_for(std::chrono::milliseconds(900));
     BOOST_TEST_REQUIRE(sorted_entries(dir, "out").size() == 2u);  // two temporary files
     ::kill(pid, SIGINT);  // the batch alone, as a scheduler or `kill -INT` would
+    BOOST_TEST(cktest::wait_exit_code(pid) == 130);
+    BOOST_TEST(sorted_entries(dir, "out").empty());
+
+    // Ctrl-C on a terminal signals the batch and its jobs together: each job gets SIGINT twice
+    // (directly and forwarded), and must still stop cleanly rather than die on the second.
+    pid = cktest::spawn_ckhost(
+        {"batch", (dir / "jobs.txt").string(), "--jobs", "2", "--plugin-dir", plugins});
+    std::this_thread::sleep_for(std::chrono::milliseconds(900));
+    BOOST_TEST_REQUIRE(sorted_entries(dir, "out").size() == 2u);
+    const auto jobs_running = children_of(pid);
+    BOOST_TEST_REQUIRE(jobs_running.size() == 2u);
+    for (pid_t job : jobs_running) ::kill(job, SIGINT);
+    ::kill(pid, SIGINT);
     BOOST_TEST(cktest::wait_exit_code(pid) == 130);
     BOOST_TEST(sorted_entries(dir, "out").empty());
 
