@@ -48,7 +48,7 @@ const char* status_name(Status s) {
         case Status::interrupted:
             return "interrupted";
         case Status::not_run:
-            return "not run";
+            return "not_run";
     }
     return "?";
 }
