@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "block_scales.hpp"
 #include "ck/kernels/dequant.hpp"
 #include "ck/kernels/float_convert.hpp"
 
@@ -34,25 +35,6 @@ struct AlignedFloats {
     float* values;
 };
 
-std::vector<std::size_t> scale_offsets(GgmlType type) {
-    switch (type) {
-        case GgmlType::q4_0:
-        case GgmlType::q5_0:
-        case GgmlType::q8_0:
-        case GgmlType::iq4_nl:
-            return {0};
-        case GgmlType::q4_1:
-        case GgmlType::q5_1:
-        case GgmlType::q4_k:
-        case GgmlType::q5_k:
-            return {0, 2};
-        case GgmlType::q6_k:
-            return {208};
-        default:
-            return {};
-    }
-}
-
 std::vector<std::byte> make_blocks(GgmlType type, std::size_t elements) {
     const ck::TypeInfo& info = *ck::find_type(type);
     std::vector<std::byte> data(elements / info.block_size * info.block_bytes);
@@ -69,7 +51,7 @@ std::vector<std::byte> make_blocks(GgmlType type, std::size_t elements) {
     }
     for (auto& b : data) b = static_cast<std::byte>(random());
     for (std::size_t b = 0; b < data.size() / info.block_bytes; ++b)
-        for (std::size_t offset : scale_offsets(type)) {
+        for (std::size_t offset : cktest::f16_scale_offsets(type)) {
             const std::uint16_t h = ck::kernels::f32_to_f16(value(random) * 0.01f + 0.02f);
             std::memcpy(data.data() + b * info.block_bytes + offset, &h, 2);
         }

@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "block_scales.hpp"
 #include "ck/kernels/float_convert.hpp"
 #include "ck/kernels/repack.hpp"
 
@@ -22,21 +23,6 @@ using ck::Isa;
 using ck::kernels::RepackTarget;
 
 constexpr std::size_t input_bytes = 64 << 20;
-
-std::vector<std::size_t> scale_offsets(GgmlType type) {
-    switch (type) {
-        case GgmlType::q4_0:
-        case GgmlType::q8_0:
-            return {0};
-        case GgmlType::q4_k:
-        case GgmlType::q5_k:
-            return {0, 2};
-        case GgmlType::q6_k:
-            return {208};
-        default:
-            return {};
-    }
-}
 
 std::vector<std::byte> make_input(GgmlType type, std::size_t elements) {
     const ck::TypeInfo& info = *ck::find_type(type);
@@ -59,7 +45,7 @@ std::vector<std::byte> make_input(GgmlType type, std::size_t elements) {
     for (auto& b : data) b = static_cast<std::byte>(random());
     std::uniform_real_distribution<float> scale(0.0005f, 0.002f);
     for (std::size_t b = 0; b < data.size() / info.block_bytes; ++b)
-        for (std::size_t offset : scale_offsets(type)) {
+        for (std::size_t offset : cktest::f16_scale_offsets(type)) {
             const std::uint16_t h = ck::kernels::f32_to_f16(scale(random));
             std::memcpy(data.data() + b * info.block_bytes + offset, &h, 2);
         }

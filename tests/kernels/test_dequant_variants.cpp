@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "block_scales.hpp"
 #include "ck/context.hpp"
 #include "ck/kernels/dequant.hpp"
 #include "gguf_reader.hpp"
@@ -25,26 +26,6 @@ std::vector<Isa> supported_simd() {
     if (best >= Isa::avx2) out.push_back(Isa::avx2);
     if (best >= Isa::avx512) out.push_back(Isa::avx512);
     return out;
-}
-
-// Byte offsets of the f16 scale fields in one block of each type with SIMD kernels.
-std::vector<std::size_t> scale_offsets(std::uint32_t type) {
-    switch (static_cast<GgmlType>(type)) {
-        case GgmlType::q4_0:
-        case GgmlType::q5_0:
-        case GgmlType::q8_0:
-        case GgmlType::iq4_nl:
-            return {0};
-        case GgmlType::q4_1:
-        case GgmlType::q5_1:
-        case GgmlType::q4_k:
-        case GgmlType::q5_k:
-            return {0, 2};
-        case GgmlType::q6_k:
-            return {208};
-        default:
-            return {};  // f16/bf16: every element is a float already
-    }
 }
 
 // Compares variant against scalar on `blocks`; reports the first differing element.
@@ -120,7 +101,8 @@ BOOST_AUTO_TEST_CASE(same_as_scalar_on_random_blocks_with_extreme_scales) {
                 std::vector<std::byte> data(blocks * info.block_bytes);
                 for (auto& b : data) b = static_cast<std::byte>(random());
                 for (std::size_t b = 0; b < blocks; ++b)
-                    for (std::size_t offset : scale_offsets(type)) {
+                    for (std::size_t offset :
+                         cktest::f16_scale_offsets(static_cast<GgmlType>(type))) {
                         const std::uint16_t s = specials[random() % std::size(specials)];
                         std::memcpy(data.data() + b * info.block_bytes + offset, &s, 2);
                     }

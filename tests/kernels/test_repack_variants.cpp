@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "block_scales.hpp"
 #include "ck/context.hpp"
 #include "ck/kernels/float_convert.hpp"
 #include "ck/kernels/repack.hpp"
@@ -102,22 +103,6 @@ void check_same(Isa isa, Path path, const std::vector<std::byte>& source, std::s
     BOOST_TEST(got.error.elements == n);
 }
 
-// Byte offsets of the f16 scales in one block of the quantized source types.
-std::vector<std::size_t> scale_offsets(GgmlType type) {
-    switch (type) {
-        case GgmlType::q4_0:
-        case GgmlType::q8_0:
-            return {0};
-        case GgmlType::q4_k:
-        case GgmlType::q5_k:
-            return {0, 2};
-        case GgmlType::q6_k:
-            return {208};
-        default:
-            return {};
-    }
-}
-
 std::vector<std::byte> random_source(GgmlType type, std::size_t n, std::mt19937_64& random) {
     const ck::TypeInfo& info = *ck::find_type(type);
     std::vector<std::byte> data(n / info.block_size * info.block_bytes);
@@ -129,7 +114,7 @@ std::vector<std::byte> random_source(GgmlType type, std::size_t n, std::mt19937_
                                       0x2400, 0xa400, 0x2000, 0x1c00};
     const std::size_t blocks = n / info.block_size;
     for (std::size_t b = 0; b < blocks; ++b)
-        for (std::size_t offset : scale_offsets(type)) {
+        for (std::size_t offset : cktest::f16_scale_offsets(type)) {
             const std::uint16_t s = specials[random() % std::size(specials)];
             std::memcpy(data.data() + b * info.block_bytes + offset, &s, 2);
         }
