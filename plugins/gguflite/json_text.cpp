@@ -46,40 +46,6 @@ void append_float(std::string& out, Float v) {
 
 }  // namespace
 
-std::optional<std::size_t> invalid_utf8_at(std::string_view s) noexcept {
-    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-    const std::size_t n = s.size();
-    std::size_t i = 0;
-    while (i < n) {
-        const unsigned c = p[i];
-        if (c < 0x80) {
-            ++i;
-            continue;
-        }
-        std::size_t len = 0;
-        unsigned lo = 0x80, hi = 0xbf;  // allowed range of the second byte
-        if (c >= 0xc2 && c <= 0xdf) {
-            len = 2;
-        } else if (c >= 0xe0 && c <= 0xef) {
-            len = 3;
-            if (c == 0xe0) lo = 0xa0;  // no overlong forms
-            if (c == 0xed) hi = 0x9f;  // no surrogates
-        } else if (c >= 0xf0 && c <= 0xf4) {
-            len = 4;
-            if (c == 0xf0) lo = 0x90;
-            if (c == 0xf4) hi = 0x8f;  // nothing above U+10FFFF
-        } else {
-            return i;
-        }
-        if (i + len > n) return i;
-        if (p[i + 1] < lo || p[i + 1] > hi) return i;
-        for (std::size_t k = 2; k < len; ++k)
-            if ((p[i + k] & 0xc0) != 0x80) return i;
-        i += len;
-    }
-    return std::nullopt;
-}
-
 void append_json_string(std::string& out, std::string_view s) {
     static constexpr char hex[] = "0123456789abcdef";
     out += '"';

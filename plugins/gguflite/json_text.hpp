@@ -9,11 +9,9 @@
 #include <string>
 #include <string_view>
 
-namespace ck::gguflite {
+#include "ck/utf8.hpp"
 
-// Index of the first byte that is not part of well-formed UTF-8 (overlong forms, surrogates
-// and code points above U+10FFFF are not), or nullopt when all of `s` is.
-std::optional<std::size_t> invalid_utf8_at(std::string_view s) noexcept;
+namespace ck::gguflite {
 
 // Appends `s` (valid UTF-8) as a JSON string: quotes, backslashes and control characters
 // escaped, everything else as it is.

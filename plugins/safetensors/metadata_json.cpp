@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ck/utf8.hpp"
+
 namespace ck::safetensors {
 namespace {
 
@@ -23,36 +25,12 @@ bool is_signed(ValueType t) {
     return t == ValueType::i8 || t == ValueType::i16 || t == ValueType::i32 || t == ValueType::i64;
 }
 
-// Length of the valid UTF-8 sequence at s[i], or 0 (overlong forms, surrogates and code points
-// past U+10FFFF are invalid, as JSON parsers judge them).
-std::size_t utf8_sequence(std::string_view s, std::size_t i) {
-    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-    const unsigned char c = byte(i);
-    std::size_t length = 0;
-    std::uint32_t cp = 0, min = 0;
-    if (c >= 0xc2 && c <= 0xdf)
-        length = 2, cp = c & 0x1f, min = 0x80;
-    else if (c >= 0xe0 && c <= 0xef)
-        length = 3, cp = c & 0x0f, min = 0x800;
-    else if (c >= 0xf0 && c <= 0xf4)
-        length = 4, cp = c & 0x07, min = 0x10000;
-    else
-        return 0;
-    if (i + length > s.size()) return 0;
-    for (std::size_t k = 1; k < length; ++k) {
-        if ((byte(i + k) & 0xc0) != 0x80) return 0;
-        cp = cp << 6 | (byte(i + k) & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-    return length;
-}
-
 void append_string(std::string& out, std::string_view s, bool& replaced) {
     out += '"';
     for (std::size_t i = 0; i < s.size();) {
         const auto c = static_cast<unsigned char>(s[i]);
         if (c >= 0x80) {
-            if (const std::size_t n = utf8_sequence(s, i)) {
+            if (const std::size_t n = utf8_sequence_length(s, i)) {
                 out.append(s.substr(i, n));
                 i += n;
             } else {

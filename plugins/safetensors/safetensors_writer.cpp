@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ck/error.hpp"
+#include "ck/utf8.hpp"
 #include "metadata_json.hpp"
 #include "repacked_tensors.hpp"
 #include "safetensors_format.hpp"
@@ -33,12 +34,6 @@ fs::path output_path(const fs::path& destination, const ModelHeader& header) {
         return destination / name;
     }
     return destination;
-}
-
-bool valid_utf8(const std::string& s) {
-    bool replaced = false;
-    to_json_text(Value::of_string(s), replaced);
-    return !replaced;
 }
 
 // The repacked tensors the metadata declares, checked against the tensors: name -> format.
@@ -92,7 +87,7 @@ void SafetensorsWriter::prepare(const ModelHeader& header, const fs::path& desti
             const std::string name = key.substr(foreign_prefix.size());
             if (name != format_entry && name != gguf_types_entry &&
                 !name.starts_with(gguf_prefix) && !header.find_tensor(name) &&
-                repack::scales_suffix(value.str()).empty() && valid_utf8(value.str()) &&
+                repack::scales_suffix(value.str()).empty() && !invalid_utf8_at(value.str()) &&
                 !meta.contains(name)) {
                 add(name, value.str(), key);
                 continue;
@@ -117,7 +112,7 @@ void SafetensorsWriter::prepare(const ModelHeader& header, const fs::path& desti
     for (const TensorInfo& t : header.tensors) {
         if (t.name == metadata_key)
             throw Error("this name is reserved by safetensors", {}, {}, subject(t.name));
-        if (!valid_utf8(t.name))
+        if (invalid_utf8_at(t.name))
             throw Error("name is not UTF-8, which a safetensors header (JSON) cannot hold", {}, {},
                         subject(t.name));
         if (!names.insert(t.name).second)
