@@ -9,8 +9,6 @@
 #include <fstream>
 #include <set>
 
-#include <sys/wait.h>
-
 #include <nlohmann/json.hpp>
 
 #include "ck/context.hpp"
@@ -40,14 +38,10 @@ std::string text_of(const fs::path& p) {
     return {bytes.begin(), bytes.end()};
 }
 
-struct ShellResult {
-    int status;
-    std::string output;  // stdout and stderr
-};
-
-ShellResult shell(const std::string& command, const fs::path& log) {
-    const int status = std::system((command + " > '" + log.string() + "' 2>&1").c_str());
-    return {status, text_of(log)};
+// Runs a tool found on PATH; on failure the test shows everything it printed.
+void require_success(const std::vector<std::string>& command) {
+    const auto r = cktest::run_program(command.front(), {command.begin() + 1, command.end()});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, command.front() << " failed:\n" << r.out << r.err);
 }
 
 // One prefix and one out-of-tree plugin build for the whole suite (installing and building
@@ -58,32 +52,21 @@ struct Installed {
     fs::path plugin_build = dir / "npy-build";
 
     Installed() {
-        const fs::path log = dir / "log.txt";
-        const std::string install =
-            "cmake --install '" + env("CKHOST_BUILD_DIR") + "' --prefix '" + prefix.string() + "'";
-        auto r = shell(install, log);
-        BOOST_TEST_REQUIRE(r.status == 0, r.output);
+        ::unsetenv("CKHOST_PLUGIN_PATH");  // the installed ckhost must find its plugins alone
+        require_success(
+            {"cmake", "--install", env("CKHOST_BUILD_DIR"), "--prefix", prefix.string()});
         // Nothing of this source tree is visible to the plugin build: only the prefix.
-        const std::string configure =
-            "cmake -S '" + (cktest::examples_dir() / "third_party_plugin").string() + "' -B '" +
-            plugin_build.string() + "' -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH='" +
-            prefix.string() + "' -DCMAKE_CXX_COMPILER='" + env("CKHOST_CXX") +
-            "' -DCMAKE_CXX_FLAGS='" + env("CKHOST_EXAMPLE_CXX_FLAGS") + "'";
-        r = shell(configure, log);
-        BOOST_TEST_REQUIRE(r.status == 0, r.output);
-        r = shell("cmake --build '" + plugin_build.string() + "'", log);
-        BOOST_TEST_REQUIRE(r.status == 0, r.output);
+        require_success({"cmake", "-S", (cktest::examples_dir() / "third_party_plugin").string(),
+                         "-B", plugin_build.string(), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+                         "-DCMAKE_PREFIX_PATH=" + prefix.string(),
+                         "-DCMAKE_CXX_COMPILER=" + env("CKHOST_CXX"),
+                         "-DCMAKE_CXX_FLAGS=" + env("CKHOST_EXAMPLE_CXX_FLAGS")});
+        require_success({"cmake", "--build", plugin_build.string()});
     }
 
-    // The installed ckhost, with no plugin variable set.
-    cktest::RunResult ckhost(std::vector<std::string> args) const {
-        std::string command =
-            "env -u CKHOST_PLUGIN_PATH '" + (prefix / "bin" / "ckhost").string() + "'";
-        for (const auto& a : args) command += " '" + a + "'";
-        const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-        int status =
-            std::system((command + " > '" + out.string() + "' 2> '" + err.string() + "'").c_str());
-        return {WEXITSTATUS(status), text_of(out), text_of(err)};
+    // The installed ckhost (the constructor unset CKHOST_PLUGIN_PATH).
+    cktest::RunResult ckhost(const std::vector<std::string>& args) const {
+        return cktest::run_program(prefix / "bin" / "ckhost", args);
     }
 };
 
@@ -163,9 +146,11 @@ void check_against_reference(const fs::path& dir, bool f16) {
 }
 
 std::string python_with_numpy() {
-    for (const char* python : {"python3", "/usr/bin/python3"})
-        if (std::system((std::string(python) + " -c 'import numpy' >/dev/null 2>&1").c_str()) == 0)
-            return python;
+    for (const char* python : {"python3", "/usr/bin/python3"}) try {
+            if (cktest::run_program(python, {"-c", "import numpy"}).exit_code == 0) return python;
+        } catch (const std::exception&) {
+            // not installed: try the next
+        }
     return {};
 }
 
@@ -244,11 +229,10 @@ BOOST_AUTO_TEST_CASE(numpy_loads_what_the_npy_plugin_wrote,
                                  "gguf:npy", "-i", sample(), "-o", out.string() + "/"});
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
     const fs::path script = cktest::examples_dir() / "third_party_plugin" / "load_npy.py";
-    const fs::path log = installed().dir / "python.txt";
-    auto check = shell(
-        python_with_numpy() + " '" + script.string() + "' --check '" + out.string() + "'", log);
-    BOOST_TEST(check.status == 0, check.output);
-    BOOST_TEST(contains(check.output, "ok: 21 tensors"), check.output);
+    auto check =
+        cktest::run_program(python_with_numpy(), {script.string(), "--check", out.string()});
+    BOOST_TEST(check.exit_code == 0, check.out << check.err);
+    BOOST_TEST(contains(check.out, "ok: 21 tensors"), check.out << check.err);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

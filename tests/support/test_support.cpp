@@ -32,9 +32,9 @@ std::string slurp(const fs::path& p) {
     return ss.str();
 }
 
-pid_t spawn(const std::vector<std::string>& args, const std::string& out, const std::string& err,
-            const std::string& in = "/dev/null") {
-    std::vector<std::string> argv_storage = {ckhost_binary().string()};
+pid_t spawn(const fs::path& program, const std::vector<std::string>& args, const std::string& out,
+            const std::string& err, const std::string& in = "/dev/null") {
+    std::vector<std::string> argv_storage = {program.string()};
     argv_storage.insert(argv_storage.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& a : argv_storage) argv.push_back(a.data());
@@ -45,7 +45,7 @@ pid_t spawn(const std::vector<std::string>& args, const std::string& out, const 
     posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     pid_t pid = 0;
-    int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     if (rc != 0) throw std::runtime_error("cannot start " + argv_storage[0]);
     return pid;
@@ -83,32 +83,33 @@ boost::test_tools::assertion_result SharedDataPresent::operator()(
     return ok;
 }
 
-RunResult run_ckhost(const std::vector<std::string>& args) {
+RunResult run_program(const fs::path& program, const std::vector<std::string>& args,
+                      const std::optional<std::string>& input) {
     TempDir capture;
-    std::string out = (capture / "stdout").string(), err = (capture / "stderr").string();
-    pid_t pid = spawn(args, out, err);
+    const std::string out = (capture / "stdout").string(), err = (capture / "stderr").string();
+    std::string in = "/dev/null";
+    if (input) {
+        in = (capture / "stdin").string();
+        std::ofstream(in, std::ios::binary) << *input;
+    }
+    pid_t pid = spawn(program, args, out, err, in);
     RunResult r;
     r.exit_code = wait_exit_code(pid);
     r.out = slurp(out);
     r.err = slurp(err);
     return r;
+}
+
+RunResult run_ckhost(const std::vector<std::string>& args) {
+    return run_program(ckhost_binary(), args);
 }
 
 RunResult run_ckhost_with_stdin(const std::vector<std::string>& args, const std::string& input) {
-    TempDir capture;
-    std::string out = (capture / "stdout").string(), err = (capture / "stderr").string();
-    std::string in = (capture / "stdin").string();
-    std::ofstream(in, std::ios::binary) << input;
-    pid_t pid = spawn(args, out, err, in);
-    RunResult r;
-    r.exit_code = wait_exit_code(pid);
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
+    return run_program(ckhost_binary(), args, input);
 }
 
 pid_t spawn_ckhost(const std::vector<std::string>& args) {
-    return spawn(args, "/dev/null", "/dev/null");
+    return spawn(ckhost_binary(), args, "/dev/null", "/dev/null");
 }
 
 int wait_exit_code(pid_t pid) {

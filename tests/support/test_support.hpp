@@ -32,7 +32,11 @@ struct RunResult {
     std::string err;
 };
 
-// Runs ckhost with these arguments (no shell), capturing stdout and stderr.
+// Runs `program` (a path, or a name looked up in PATH) with these arguments (no shell), with
+// `input` (if any) on its stdin, capturing stdout and stderr.
+RunResult run_program(const std::filesystem::path& program, const std::vector<std::string>& args,
+                      const std::optional<std::string>& input = std::nullopt);
+// Runs the ckhost under test the same way.
 RunResult run_ckhost(const std::vector<std::string>& args);
 // The same with `input` on its standard input.
 RunResult run_ckhost_with_stdin(const std::vector<std::string>& args, const std::string& input);
