@@ -184,7 +184,7 @@ void run_job(const BatchSettings& settings, JobState& s) {
                                                                                : Status::ok;
         if (s.status == Status::skipped) s.message = "up to date";
     } else {
-        s.status = child.exit_code == 130 ? Status::interrupted : Status::failed;
+        s.status = child.exit_code == interrupted ? Status::interrupted : Status::failed;
         s.message = error_text(child.err);
     }
 }
