@@ -20,18 +20,6 @@ namespace fs = std::filesystem;
 
 namespace ck::bump {
 
-// The file, mapped read-only for as long as any tensor view points into it.
-struct FileMapping {
-    const std::byte* data = nullptr;
-    std::size_t size = 0;
-    FileMapping() = default;
-    FileMapping(const FileMapping&) = delete;
-    FileMapping& operator=(const FileMapping&) = delete;
-    ~FileMapping() {
-        if (data) ::munmap(const_cast<std::byte*>(data), size);
-    }
-};
-
 namespace {
 
 std::string hex(std::span<const std::uint8_t> bytes) {
@@ -46,30 +34,6 @@ std::string hex(std::span<const std::uint8_t> bytes) {
 
 std::string slot_subject(const std::string& name) {
     return "slot '" + name + "'";
-}
-
-std::shared_ptr<const FileMapping> map_file(const fs::path& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw Error(std::string("cannot open the file: ") + std::strerror(errno), path);
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-        int e = errno;
-        ::close(fd);
-        throw Error(std::string("cannot stat the file: ") + std::strerror(e), path);
-    }
-    auto mapping = std::make_shared<FileMapping>();
-    mapping->size = static_cast<std::size_t>(st.st_size);
-    if (mapping->size > 0) {
-        void* p = ::mmap(nullptr, mapping->size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p == MAP_FAILED) {
-            int e = errno;
-            ::close(fd);
-            throw Error(std::string("cannot map the file: ") + std::strerror(e), path);
-        }
-        mapping->data = static_cast<const std::byte*>(p);
-    }
-    ::close(fd);
-    return mapping;
 }
 
 std::uint64_t payload_bytes(const std::vector<Slot>& slots) {
@@ -122,9 +86,9 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> infer_kv_heads_and_ffn(
 ModelHeader BumpReader::open(const fs::path& path) {
     path_ = path;
     const std::string file = path.string();
-    mapping_ = map_file(path);
-    const std::uint64_t size = mapping_->size;
-    const std::byte* data = mapping_->data;
+    mapping_ = MappedFile::open(path);
+    const std::uint64_t size = mapping_->size();
+    const std::byte* data = mapping_->data();
     if (!has_magic(reinterpret_cast<const unsigned char*>(data), size))
         throw Error("not a bump file (magic is not BUMPWGT3)", file, 0);
     if (size < header_bytes + 4)
@@ -292,7 +256,7 @@ ModelHeader BumpReader::open(const fs::path& path) {
 
 TensorView BumpReader::tensor(std::size_t index) {
     if (!mapping_ || index >= slots_.size()) throw Error("slot index out of range");
-    return {std::span(mapping_->data + offsets_[index], slots_[index].bytes), mapping_};
+    return mapping_->view(offsets_[index], slots_[index].bytes);
 }
 
 void BumpReader::check_config_against_header() const {
@@ -321,8 +285,8 @@ void BumpReader::check_config_against_header() const {
 void BumpReader::verify() {
     const std::string file = path_.string();
     const Header& h = header_;
-    if (mapping_->size != expected_size_)
-        throw Error(std::to_string(mapping_->size - expected_size_) +
+    if (mapping_->size() != expected_size_)
+        throw Error(std::to_string(mapping_->size() - expected_size_) +
                         " bytes after the last slot (the file should be " +
                         std::to_string(expected_size_) + " bytes)",
                     file, expected_size_);

@@ -8,12 +8,12 @@
 
 #include "bump_format.hpp"
 #include "bump_layout.hpp"
+#include "ck/mapped_file.hpp"
 #include "ck/stage.hpp"
 #include "config_json.hpp"
 
 namespace ck::bump {
 
-struct FileMapping;
 
 class BumpReader final : public Reader {
   public:
@@ -31,7 +31,7 @@ class BumpReader final : public Reader {
 
     Context& context_;
     std::filesystem::path path_;
-    std::shared_ptr<const FileMapping> mapping_;
+    std::shared_ptr<const MappedFile> mapping_;
     Header header_;
     std::vector<std::uint8_t> dtype_table_;
     std::optional<Config> config_;

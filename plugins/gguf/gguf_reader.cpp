@@ -1,12 +1,6 @@
 #include "gguf_reader.hpp"
 
 #include <boost/endian/conversion.hpp>
-#include <boost/interprocess/file_mapping.hpp>
-#include <boost/interprocess/mapped_region.hpp>
-
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cstring>
 #include <string_view>
 #include <unordered_set>
@@ -15,18 +9,9 @@
 #include "ck/ggml_types.hpp"
 #include "gguf_format.hpp"
 
-namespace bip = boost::interprocess;
 namespace fs = std::filesystem;
 
 namespace ck::gguf {
-
-// The file, mapped read-only for as long as any header array or tensor view points into it.
-struct Mapping {
-    bip::file_mapping file;
-    bip::mapped_region region;
-    const std::byte* data() const { return static_cast<const std::byte*>(region.get_address()); }
-    std::size_t size() const { return region.get_size(); }
-};
 
 namespace {
 
@@ -173,7 +158,7 @@ ValueType read_value_type(Cursor& in, const std::string& subject, bool element) 
 }
 
 Value read_array(Cursor& in, const std::string& subject,
-                 const std::shared_ptr<const Mapping>& owner) {
+                 const std::shared_ptr<const MappedFile>& owner) {
     ValueType elem = read_value_type(in, subject, true);
     std::uint64_t at = in.pos();
     auto count = in.read<std::uint64_t>("the array count", subject);
@@ -200,7 +185,7 @@ Value read_array(Cursor& in, const std::string& subject,
 }
 
 Value read_value(Cursor& in, ValueType type, const std::string& subject,
-                 const std::shared_ptr<const Mapping>& owner, Context& context,
+                 const std::shared_ptr<const MappedFile>& owner, Context& context,
                  const std::string& file) {
     switch (type) {
         case ValueType::string:
@@ -255,13 +240,7 @@ ModelHeader GgufReader::open(const fs::path& path) {
     if (ec) throw Error("cannot open: " + ec.message(), file);
     if (file_size == 0) throw Error("empty file (0 bytes): not a GGUF model", file, 0, "magic");
 
-    auto mapping = std::make_shared<Mapping>();
-    try {
-        mapping->file = bip::file_mapping(file.c_str(), bip::read_only);
-        mapping->region = bip::mapped_region(mapping->file, bip::read_only);
-    } catch (const bip::interprocess_exception& e) {
-        throw Error(std::string("cannot map the file: ") + e.what(), file);
-    }
+    auto mapping = MappedFile::open(path);
     mapping_ = mapping;
     Cursor in(mapping->data(), mapping->size(), file);
 
@@ -399,34 +378,10 @@ ModelHeader GgufReader::open(const fs::path& path) {
     return header;
 }
 
-namespace {
-
-// Owner of one tensor view. When the last copy goes, the tensor's pages are dropped from this
-// process's memory (they stay in the page cache): a streaming conversion then keeps only the
-// tensors in flight resident, not every page of a multi-GB input it has already passed.
-struct TensorPages {
-    std::shared_ptr<const Mapping> mapping;
-    const std::byte* data;
-    std::size_t size;
-    ~TensorPages() {
-        if (size == 0) return;
-        const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-        auto begin = reinterpret_cast<std::uintptr_t>(data) / page * page;
-        auto end = reinterpret_cast<std::uintptr_t>(data + size);
-        // Dropping a clean, read-only file page is always safe: a later access faults it in
-        // again from the page cache (a neighbour sharing the page, a metadata view).
-        ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-    }
-};
-
-}  // namespace
-
 TensorView GgufReader::tensor(std::size_t index) {
     if (!mapping_ || index >= extents_.size()) throw Error("tensor index out of range");
     auto [offset, size] = extents_[index];
-    const std::byte* data = mapping_->data() + offset;
-    auto owner = std::make_shared<TensorPages>(TensorPages{mapping_, data, size});
-    return {std::span(data, size), std::move(owner), true};
+    return mapping_->view(offset, size);
 }
 
 }  // namespace ck::gguf

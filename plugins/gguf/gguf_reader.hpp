@@ -4,11 +4,10 @@
 
 #include <memory>
 
+#include "ck/mapped_file.hpp"
 #include "ck/stage.hpp"
 
 namespace ck::gguf {
-
-struct Mapping;
 
 class GgufReader final : public Reader {
   public:
@@ -20,7 +19,7 @@ class GgufReader final : public Reader {
 
   private:
     Context& context_;
-    std::shared_ptr<const Mapping> mapping_;
+    std::shared_ptr<const MappedFile> mapping_;
     std::vector<std::pair<std::uint64_t, std::uint64_t>> extents_;  // absolute offset, bytes
     std::uint64_t data_start_ = 0;
 };

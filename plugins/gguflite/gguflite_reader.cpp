@@ -1,11 +1,5 @@
 #include "gguflite_reader.hpp"
 
-#include <boost/interprocess/file_mapping.hpp>
-#include <boost/interprocess/mapped_region.hpp>
-
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -17,17 +11,9 @@
 #include "json_text.hpp"
 #include "metadata_text.hpp"
 
-namespace bip = boost::interprocess;
 namespace fs = std::filesystem;
 
 namespace ck::gguflite {
-
-struct Mapping {
-    bip::file_mapping file;
-    bip::mapped_region region;
-    const std::byte* data() const { return static_cast<const std::byte*>(region.get_address()); }
-    std::uint64_t size() const { return region.get_size(); }
-};
 
 namespace {
 
@@ -94,22 +80,6 @@ void check_magic(Cursor& in) {
     in.fail("bad magic " + std::string(shown) + ", expected 0x474c4654 (bytes 54 46 4c 47): " + why,
             0, "magic");
 }
-
-// Owner of an F32/F16 view: drops the tensor's pages from this process when the last copy
-// goes (they stay in the page cache), so a streaming conversion keeps only the tensors in
-// flight resident. Safe because the mapping is ours and read-only.
-struct TensorPages {
-    std::shared_ptr<const Mapping> mapping;
-    const std::byte* data;
-    std::size_t size;
-    ~TensorPages() {
-        if (size == 0) return;
-        const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-        auto begin = reinterpret_cast<std::uintptr_t>(data) / page * page;
-        auto end = reinterpret_cast<std::uintptr_t>(data + size);
-        ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-    }
-};
 
 // Reads one descriptor and checks everything about it that does not need the others.
 StoredTensor read_descriptor(Cursor& in, std::uint64_t index,
@@ -180,13 +150,7 @@ ModelHeader GgufLiteReader::open(const fs::path& path) {
     if (ec) throw Error("cannot open: " + ec.message(), file_);
     if (file_size == 0)
         throw Error("empty file (0 bytes): not a GGUF-lite file", file_, 0, "magic");
-    auto mapping = std::make_shared<Mapping>();
-    try {
-        mapping->file = bip::file_mapping(file_.c_str(), bip::read_only);
-        mapping->region = bip::mapped_region(mapping->file, bip::read_only);
-    } catch (const bip::interprocess_exception& e) {
-        throw Error(std::string("cannot map the file: ") + e.what(), file_);
-    }
+    auto mapping = MappedFile::open(path);
     mapping_ = mapping;
     Cursor in(mapping->data(), mapping->size(), file_);
 
@@ -302,14 +266,12 @@ std::span<const std::byte> GgufLiteReader::stored_bytes(std::size_t index) const
 TensorView GgufLiteReader::tensor(std::size_t index) {
     const std::span<const std::byte> bytes = stored_bytes(index);
     const StoredTensor& t = stored_[index];
-    if (!is_quantized(t.dtype))
-        return {bytes,
-                std::make_shared<TensorPages>(TensorPages{mapping_, bytes.data(), bytes.size()})};
+    if (!is_quantized(t.dtype)) return mapping_->view(data_start_ + t.offset, t.bytes);
     const QuantLayout layout = quant_layout(t.dtype, t.dims[0], t.dims[1]);
     std::vector<std::byte> values(*element_count(t.dims) * sizeof(float));
     dequantize_rows(t.dtype, layout, bytes.data(), bytes.data() + layout.scale_bytes(), layout.rows,
                     reinterpret_cast<float*>(values.data()));
-    TensorPages release{mapping_, bytes.data(), bytes.size()};  // the packed bytes are done
+    mapping_->release(bytes);  // the packed bytes are done
     return TensorView::owning(std::move(values));
 }
 
@@ -319,7 +281,6 @@ void GgufLiteReader::verify() {
         if (!is_quantized(t.dtype)) continue;
         throw_if_interrupted();
         const std::span<const std::byte> bytes = stored_bytes(i);
-        TensorPages release{mapping_, bytes.data(), bytes.size()};
         const QuantLayout layout = quant_layout(t.dtype, t.dims[0], t.dims[1]);
         const std::byte* scales = bytes.data();
         const std::byte* values = bytes.data() + layout.scale_bytes();
@@ -348,6 +309,7 @@ void GgufLiteReader::verify() {
                               std::memcmp(new_values.data(), v, layout.row_value_bytes) == 0;
             if (!same && differing_rows++ == 0) first_differing = r;
         }
+        mapping_->release(bytes);  // verified: its pages can go
         const std::string where = file_ + ": byte " + std::to_string(data_start_ + t.offset) +
                                   ": " + tensor_subject(i, t.name) + ": ";
         if (non_finite_scales > 0)

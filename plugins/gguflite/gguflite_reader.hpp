@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "ck/mapped_file.hpp"
 #include "ck/stage.hpp"
 #include "gguflite_format.hpp"
 
 namespace ck::gguflite {
 
-struct Mapping;
 
 // A tensor as the file stores it.
 struct StoredTensor {
@@ -44,7 +44,7 @@ class GgufLiteReader final : public Reader {
   private:
     Context& context_;
     std::string file_;
-    std::shared_ptr<const Mapping> mapping_;
+    std::shared_ptr<const MappedFile> mapping_;
     std::vector<StoredTensor> stored_;
     std::uint64_t data_start_ = 0;
     std::uint64_t metadata_bytes_ = 0;

@@ -203,7 +203,7 @@ ModelHeader SafetensorsReader::open(const fs::path& path) {
         throw Error("file is " + std::to_string(file_size) +
                         " bytes; a safetensors file starts with an 8-byte header length",
                     file_, 0, "header length");
-    mapping_ = map_file(file_);
+    mapping_ = MappedFile::open(file_);
     const auto header_size =
         boost::endian::endian_load<std::uint64_t, 8, boost::endian::order::little>(
             reinterpret_cast<const unsigned char*>(mapping_->data()));
@@ -315,7 +315,7 @@ ModelHeader SafetensorsReader::open(const fs::path& path) {
 TensorView SafetensorsReader::tensor(std::size_t index) {
     if (!mapping_ || index >= extents_.size()) throw Error("tensor index out of range", file_);
     const auto [offset, size] = extents_[index];
-    return view_of(mapping_, offset, size);
+    return mapping_->view(offset, size);
 }
 
 void SafetensorsReader::verify() {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "ck/stage.hpp"
-#include "mapped_file.hpp"
+#include "ck/mapped_file.hpp"
 
 namespace ck::safetensors {
 

@@ -1,6 +1,7 @@
 #include "ck/context.hpp"
 
 #include "ck/error.hpp"
+#include "ck/mapped_file.hpp"
 
 namespace ck {
 namespace {
@@ -21,6 +22,8 @@ bool interrupt_requested() noexcept {
     return interrupted.load(std::memory_order_relaxed);
 }
 void throw_if_interrupted() {
+    // The loops that poll for Ctrl-C are the same that must stop when an input changed.
+    throw_if_input_changed();
     if (interrupt_requested()) throw Error("interrupted", {}, {}, {}, ErrorKind::interrupt);
 }
 

@@ -11,6 +11,7 @@
 
 #include "ck/context.hpp"
 #include "ck/error.hpp"
+#include "ck/mapped_file.hpp"
 
 namespace fs = std::filesystem;
 
@@ -28,6 +29,10 @@ void write_all(int fd, const std::byte* p, std::size_t n, const fs::path& path) 
         ssize_t w = ::write(fd, p, n);
         if (w < 0) {
             if (errno == EINTR) continue;
+            // The kernel could not read the source bytes: they are in an input mapping whose
+            // file shrank underneath us. Blame the input, not the output.
+            if (errno == EFAULT)
+                if (auto input = mapped_input_at(p)) throw input_changed_error(*input);
             throw io_error(path, "write failed");
         }
         p += w;
@@ -56,7 +61,7 @@ void OutputFile::write(std::span<const std::byte> bytes) {
     flush();
     // Large pieces go straight to the file in chunks, checking for Ctrl-C between them.
     while (bytes.size() >= buffer_capacity) {
-        write_all(fd_, bytes.data(), buffer_capacity, temp_);
+        write_all(fd_, bytes.data(), buffer_capacity, final_);
         bytes = bytes.subspan(buffer_capacity);
         throw_if_interrupted();
     }
@@ -82,7 +87,7 @@ void OutputFile::write_at(std::uint64_t offset, std::span<const std::byte> bytes
                              static_cast<off_t>(offset + done));
         if (w < 0) {
             if (errno == EINTR) continue;
-            throw io_error(temp_, "write failed");
+            throw io_error(final_, "write failed");
         }
         done += static_cast<std::size_t>(w);
     }
@@ -90,7 +95,7 @@ void OutputFile::write_at(std::uint64_t offset, std::span<const std::byte> bytes
 
 void OutputFile::flush() {
     if (buffer_.empty()) return;
-    write_all(fd_, buffer_.data(), buffer_.size(), temp_);
+    write_all(fd_, buffer_.data(), buffer_.size(), final_);
     buffer_.clear();
 }
 
@@ -98,7 +103,7 @@ void OutputFile::close() {
     flush();
     if (fd_ >= 0 && ::close(fd_) != 0) {
         fd_ = -1;
-        throw io_error(temp_, "close failed");
+        throw io_error(final_, "close failed");
     }
     fd_ = -1;
 }
@@ -144,6 +149,8 @@ OutputFile& OutputSet::create(const fs::path& final_path) {
 }
 
 void OutputSet::commit() {
+    // Nothing read from an input that changed underneath us is ever put in place.
+    throw_if_input_changed();
     for (auto& f : files_) f->close();
     for (auto& f : files_) {
         std::error_code ec;

@@ -126,4 +126,54 @@ BOOST_AUTO_TEST_CASE(progress_only_on_a_terminal) {
     BOOST_TEST(cktest::files_equal(out / "a.gguf", out / "b.gguf"));
 }
 
+// An input truncated while it is mapped used to kill ckhost with SIGBUS (exit 135) and leave
+// its temporary file, or blame the output ("write failed: Bad address"). The testkit stage
+// truncates the input just before handing out tensor N, through every reader and through the
+// paths that read the mapping: a copy into the output buffer, a SIMD kernel (repack), and a
+// write() straight from the mapping (tensors over 4 MiB, which fails with EFAULT instead).
+BOOST_AUTO_TEST_CASE(input_that_shrinks_while_read_is_a_clean_error) {
+    cktest::TempDir work;
+    const std::string micro = sample();
+    // One input per reader, made by ckhost from the sample.
+    struct Made {
+        const char* pipeline;
+        const char* file;
+    };
+    for (const Made& m : {Made{"gguf:dequant:safetensors", "m.safetensors"},
+                          Made{"gguf:headpack:bump", "b/weights.bump"},
+                          Made{"gguf:dequant:gguflite[scheme=f16]", "m.glft"}}) {
+        auto r = cktest::run_ckhost(
+            {"--quiet", "--pipeline", m.pipeline, "-i", micro, "-o", (work / m.file).string()});
+        BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    }
+    struct Case {
+        std::string input;
+        std::string pipeline;
+    };
+    std::vector<Case> cases = {
+        {micro, "gguf:testkit[truncate_at=5]:gguf"},
+        {micro, "gguf:testkit[truncate_at=3]:repack[to=int8]:safetensors"},
+        {micro, "gguf:testkit[truncate_at=0]:headpack:bump"},
+        {(work / "m.safetensors").string(), "safetensors:testkit[truncate_at=3]:safetensors"},
+        {(work / "b/weights.bump").string(), "bump:testkit[truncate_at=3]:dequant:safetensors"},
+        {(work / "m.glft").string(), "gguflite:testkit[truncate_at=3]:gguf"},
+    };
+    if (cktest::have_shared_data())  // token_embd is 4.6 MB: written straight from the map
+        cases.push_back({(*cktest::shared_data() / "tiny-llama-q4_k_m.gguf").string(),
+                         "gguf:testkit[truncate_at=0]:gguf"});
+    for (const Case& c : cases) {
+        cktest::TempDir in, out;
+        const fs::path input = in / ("input" + fs::path(c.input).extension().string());
+        fs::copy_file(c.input, input);
+        auto r =
+            cktest::run_ckhost({"--quiet", "--plugin-dir", plugin_dir(), "--pipeline", c.pipeline,
+                                "-i", input.string(), "-o", (out / "new" / "o.out").string()});
+        BOOST_TEST(r.exit_code == 1, c.pipeline << ": " << r.err);
+        BOOST_TEST(contains(r.err, input.string() + ": the file changed while being read"),
+                   c.pipeline << ": " << r.err);
+        BOOST_TEST(out.entries().empty(), c.pipeline << ": output left behind");
+        BOOST_TEST(in.entries().size() == 1u, c.pipeline << ": temporary file beside the input");
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

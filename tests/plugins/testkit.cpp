@@ -1,6 +1,9 @@
 // A test-only transform: passes tensors through, and on request fails at tensor N (with a
-// ck::Error, a foreign std::exception, or a non-exception object) or sleeps per tensor, so the
-// host's failure, cleanup and Ctrl-C paths can be exercised on real conversions.
+// ck::Error, a foreign std::exception, or a non-exception object), sleeps per tensor, or
+// truncates the pipeline's input file just before handing out tensor N, so the host's failure,
+// cleanup, Ctrl-C and changed-input paths can be exercised on real conversions.
+#include <unistd.h>
+
 #include <chrono>
 #include <stdexcept>
 #include <thread>
@@ -17,10 +20,13 @@ class Testkit final : public ck::Transform {
         : fail_at_(o.get_u64("fail_at", UINT64_MAX)),
           fail_with_(o.get("fail_with", "std")),
           sleep_ms_(o.get_u64("sleep_ms", 0)),
-          fail_in_plan_(o.get_bool("fail_in_plan", false)) {}
+          fail_in_plan_(o.get_bool("fail_in_plan", false)),
+          truncate_at_(o.get_u64("truncate_at", UINT64_MAX)),
+          truncate_to_(o.get_u64("truncate_to", 0)) {}
 
     ck::ModelHeader plan(const ck::ModelHeader& in) override {
         if (fail_in_plan_) throw std::logic_error("testkit refuses to plan");
+        source_ = in.source;
         return in;
     }
 
@@ -33,6 +39,8 @@ class Testkit final : public ck::Transform {
             if (fail_with_ == "int") throw 42;
             throw std::runtime_error("testkit threw a std::runtime_error on purpose");
         }
+        if (index == truncate_at_ && ::truncate(source_.c_str(), static_cast<off_t>(truncate_to_)))
+            throw ck::Error("testkit could not truncate its input", source_);
         return upstream(index);
     }
 
@@ -41,6 +49,9 @@ class Testkit final : public ck::Transform {
     std::string fail_with_;
     std::uint64_t sleep_ms_;
     bool fail_in_plan_;
+    std::uint64_t truncate_at_;
+    std::uint64_t truncate_to_;
+    std::string source_;
 };
 
 const ck_option_descriptor options[] = {
@@ -48,6 +59,9 @@ const ck_option_descriptor options[] = {
     {"fail_with", CK_STAGE_TRANSFORM, "std", "std|ck|int", "what to throw"},
     {"sleep_ms", CK_STAGE_TRANSFORM, "0", nullptr, "sleep before each tensor"},
     {"fail_in_plan", CK_STAGE_TRANSFORM, "0", nullptr, "throw a std::logic_error from plan()"},
+    {"truncate_at", CK_STAGE_TRANSFORM, nullptr, nullptr,
+     "truncate the input file before handing out tensor N"},
+    {"truncate_to", CK_STAGE_TRANSFORM, "0", nullptr, "the size truncate_at leaves"},
 };
 
 const ck_plugin_descriptor descriptor = {

@@ -25,7 +25,8 @@ class CK_SDK_API Context {
     std::map<std::string, std::string> reports_;
 };
 
-// Ctrl-C: the host's signal handler sets this; long loops call throw_if_interrupted().
+// Ctrl-C: the host's signal handler sets this; long loops call throw_if_interrupted(), which
+// also throws when an input changed while being read (ck/mapped_file.hpp).
 CK_SDK_API void request_interrupt() noexcept;
 CK_SDK_API bool interrupt_requested() noexcept;
 CK_SDK_API void throw_if_interrupted();
