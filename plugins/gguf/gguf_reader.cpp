@@ -227,6 +227,26 @@ std::uint64_t alignment_of(const Metadata& meta, Cursor& in, std::uint64_t key_p
     return v->raw();
 }
 
+// A shard of a llama-gguf-split set holds only part of the model's tensors. Converting it on
+// its own would write a model with the other shards' tensors silently missing, so a shard is
+// refused until split sets are read as a whole. `split.count = 0` is what
+// `llama-gguf-split --merge` leaves in a merged file: a single file, not a set.
+void refuse_lone_shard(const Metadata& meta, const std::string& file) {
+    const Value* count = meta.find("split.count");
+    if (!count) return;
+    const auto n = count->as_uint();
+    if (!n || *n <= 1) return;
+    std::string which;
+    if (const Value* no = meta.find("split.no"); no && no->as_uint())
+        which = "shard " + std::to_string(*no->as_uint() + 1) + " ";
+    throw Error("this file is " + which + "of a split set of " + std::to_string(*n) +
+                    " files (split.count = " + std::to_string(*n) +
+                    "); converting one shard alone would silently drop the tensors of the "
+                    "others, and reading split sets is not supported yet: merge the set with "
+                    "'llama-gguf-split --merge' first",
+                file, {}, "key 'split.count'");
+}
+
 }  // namespace
 
 bool looks_like_gguf(const unsigned char* head, std::size_t size) {
@@ -266,6 +286,7 @@ ModelHeader GgufReader::open(const fs::path& path) {
             in.fail("duplicate key", key_pos, subject);
     }
     const std::uint64_t alignment = alignment_of(header.metadata, in, alignment_key_pos);
+    refuse_lone_shard(header.metadata, file);
 
     std::unordered_set<std::string_view> names;
     std::vector<std::uint64_t> info_pos(n_tensors), offset_pos(n_tensors), offsets(n_tensors);
