@@ -146,6 +146,16 @@ int convert_command(int argc, char** argv) {
     if (pipeline.empty()) throw ck::usage_error("missing --pipeline (e.g. --pipeline gguf:gguf)");
     if (input.empty()) throw ck::usage_error("missing input (-i FILE or the first argument)");
     if (output.empty()) throw ck::usage_error("missing output (-o PATH or the second argument)");
+    // '-' conventionally means a standard stream; silently making a file named '-' is not
+    // what anyone who types it wants.
+    if (input == "-")
+        throw ck::usage_error(
+            "-i -: reading standard input is not supported; give a file path (./- for a file "
+            "named '-')");
+    if (output == "-")
+        throw ck::usage_error(
+            "-o -: writing to standard output is not supported; give a file path (./- for a "
+            "file named '-')");
     apply_isa(c.isa);
 
     ckhost::PluginRegistry registry(to_paths(c.plugin_dirs));

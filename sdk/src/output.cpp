@@ -40,10 +40,44 @@ void write_all(int fd, const std::byte* p, std::size_t n, const fs::path& path) 
     }
 }
 
+// Follows a chain of symbolic links to the path it finally names, which may not exist yet (a
+// dangling link: writing through it creates its target).
+fs::path follow_links(const fs::path& path) {
+    fs::path p = path;
+    for (int hops = 0; hops < 40; ++hops) {
+        std::error_code ec;
+        if (!fs::is_symlink(fs::symlink_status(p, ec))) return p;
+        fs::path target = fs::read_symlink(p, ec);
+        if (ec) throw Error("cannot read the symbolic link: " + ec.message(), path.string());
+        p = target.is_absolute() ? target : p.parent_path() / target;
+    }
+    throw Error("too many levels of symbolic links", path.string());
+}
+
+const char* kind_of(fs::file_type type) {
+    switch (type) {
+        case fs::file_type::directory:
+            return "a directory";
+        case fs::file_type::character:
+            return "a character device";
+        case fs::file_type::block:
+            return "a block device";
+        case fs::file_type::fifo:
+            return "a FIFO";
+        case fs::file_type::socket:
+            return "a socket";
+        default:
+            return "not a regular file";
+    }
+}
+
 }  // namespace
 
-OutputFile::OutputFile(fs::path final_path, fs::path temp_path, int fd)
-    : final_(std::move(final_path)), temp_(std::move(temp_path)), fd_(fd) {
+OutputFile::OutputFile(fs::path final_path, fs::path target, fs::path temp_path, int fd)
+    : final_(std::move(final_path)),
+      target_(std::move(target)),
+      temp_(std::move(temp_path)),
+      fd_(fd) {
     buffer_.reserve(buffer_capacity);
 }
 
@@ -114,18 +148,24 @@ OutputSet::~OutputSet() {
 
 void OutputSet::check_target(const fs::path& final_path) const {
     std::error_code ec;
-    if (fs::is_directory(final_path, ec))
-        throw Error("output path is a directory", final_path.string());
-    if (!overwrite_ && fs::exists(final_path, ec))
+    const fs::file_status status = fs::status(follow_links(final_path), ec);
+    if (status.type() == fs::file_type::not_found) return;
+    if (status.type() != fs::file_type::regular)
+        throw Error(std::string("output is ") + kind_of(status.type()) +
+                        "; ckhost replaces only regular files (or writes through a symbolic "
+                        "link to one)",
+                    final_path.string());
+    if (!overwrite_)
         throw Error("output file exists (use --force to overwrite)", final_path.string());
 }
 
 OutputFile& OutputSet::create(const fs::path& final_path) {
     check_target(final_path);
+    const fs::path target = follow_links(final_path);
     for (const auto& f : files_)
-        if (f->final_path() == final_path)
+        if (f->final_path() == final_path || f->target_ == target)
             throw Error("output file written twice by one conversion", final_path.string());
-    fs::path dir = final_path.parent_path();
+    fs::path dir = target.parent_path();
     if (dir.empty()) dir = ".";
     // Create missing parents, remembering each so that a failed run can remove them again.
     std::vector<fs::path> missing;
@@ -139,12 +179,13 @@ OutputFile& OutputSet::create(const fs::path& final_path) {
             throw Error("cannot create directory: " + ec.message(), it->string());
         created_dirs_.push_back(*it);
     }
-    std::string pattern =
-        (dir / ("." + final_path.filename().string() + ".ckhost-XXXXXX")).string();
+    std::string pattern = (dir / ("." + target.filename().string() + ".ckhost-XXXXXX")).string();
     int fd = ::mkstemp(pattern.data());
     if (fd < 0) throw io_error(final_path, "cannot create a temporary file beside the output");
-    ::fchmod(fd, 0644);
-    files_.push_back(std::unique_ptr<OutputFile>(new OutputFile(final_path, pattern, fd)));
+    // A replaced file keeps its permissions; a new one gets the usual 0644.
+    struct stat existing {};
+    ::fchmod(fd, ::stat(target.c_str(), &existing) == 0 ? (existing.st_mode & 07777) : 0644);
+    files_.push_back(std::unique_ptr<OutputFile>(new OutputFile(final_path, target, pattern, fd)));
     return *files_.back();
 }
 
@@ -154,7 +195,7 @@ void OutputSet::commit() {
     for (auto& f : files_) f->close();
     for (auto& f : files_) {
         std::error_code ec;
-        fs::rename(f->temp_path(), f->final_path(), ec);
+        fs::rename(f->temp_path(), f->target_, ec);
         if (ec) throw Error("cannot rename into place: " + ec.message(), f->final_path().string());
     }
     committed_ = true;

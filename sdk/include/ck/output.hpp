@@ -30,15 +30,18 @@ class CK_SDK_API OutputFile {
     // Hands buffered bytes to the file, so that a writer can read back what it wrote.
     void flush();
 
+    // The path as the writer named it (shown in messages and reports).
     const std::filesystem::path& final_path() const noexcept { return final_; }
     const std::filesystem::path& temp_path() const noexcept { return temp_; }
 
   private:
     friend class OutputSet;
-    OutputFile(std::filesystem::path final_path, std::filesystem::path temp_path, int fd);
+    OutputFile(std::filesystem::path final_path, std::filesystem::path target,
+               std::filesystem::path temp_path, int fd);
     void close();
 
     std::filesystem::path final_;
+    std::filesystem::path target_;  // final_ with symbolic links followed: what is replaced
     std::filesystem::path temp_;
     int fd_ = -1;
     std::uint64_t size_ = 0;
@@ -52,8 +55,11 @@ class CK_SDK_API OutputSet {
     OutputSet& operator=(const OutputSet&) = delete;
     ~OutputSet();  // aborts unless committed
 
-    // Opens a temporary file in final_path's directory (creating missing directories, which
-    // abort() removes again). Refuses an existing final_path unless overwriting is allowed.
+    // Opens a temporary file beside final_path (creating missing directories, which abort()
+    // removes again). A symbolic link is written through: the file it finally names is
+    // replaced and the link stays. Refuses an existing file unless overwriting is allowed,
+    // and anything that is not a regular file (a directory, a device, a FIFO, a socket)
+    // always: renaming over it would destroy it.
     OutputFile& create(const std::filesystem::path& final_path);
     // Checks, without creating anything, that create(final_path) would be allowed.
     void check_target(const std::filesystem::path& final_path) const;
