@@ -309,6 +309,9 @@ int dispatch(int argc, char** argv) {
 int main(int argc, char** argv) {
     batch_job = std::getenv("CKHOST_BATCH_JOB") != nullptr;
     raise_open_file_limit();
+    // Past `ulimit -f` the kernel would kill us with SIGXFSZ, leaving the temporary file;
+    // ignored, the write fails with EFBIG and the normal failure path cleans up.
+    std::signal(SIGXFSZ, SIG_IGN);
     try {
         return dispatch(argc, argv);
     } catch (const ck::Error& e) {
