@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ck/error.hpp"
+#include "ck/support/destination.hpp"
 #include "config_json.hpp"
 #include "float_widen.hpp"
 #include "llama_keys.hpp"
@@ -69,10 +70,8 @@ void BumpWriter::prepare(const ModelHeader& header, const fs::path& destination)
     }
 
     // `-o DIR/` (or an existing directory): DIR/weights.bump; otherwise the path as given.
-    const std::string d = destination.string();
-    std::error_code ec;
-    const bool is_dir = fs::is_directory(destination, ec) || (!d.empty() && d.back() == '/');
-    bump_path_ = is_dir ? destination / default_bump_name : destination;
+    bump_path_ = support::is_directory_destination(destination) ? destination / default_bump_name
+                                                                : destination;
     config_path_ = config_override_ ? *config_override_ : bump_path_.parent_path() / config_name;
     if (config_path_.lexically_normal() == bump_path_.lexically_normal())
         throw usage_error("config.json and the bump file would be the same file: " +

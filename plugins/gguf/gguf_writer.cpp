@@ -7,6 +7,7 @@
 
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
+#include "ck/support/destination.hpp"
 #include "gguf_format.hpp"
 
 namespace fs = std::filesystem;
@@ -28,15 +29,8 @@ void put_string(std::vector<std::byte>& out, std::string_view s) {
     out.insert(out.end(), b.begin(), b.end());
 }
 
-// `-o dir/` (or an existing directory) gets the input's file name with a .gguf extension.
 fs::path output_path(const fs::path& destination, const ModelHeader& header) {
-    std::string d = destination.string();
-    if (fs::is_directory(destination) || (!d.empty() && d.back() == '/')) {
-        fs::path name = fs::path(header.source).filename();
-        name.replace_extension(".gguf");
-        return destination / name;
-    }
-    return destination;
+    return support::single_file_destination(destination, header.source, ".gguf");
 }
 
 std::uint64_t checked_alignment(const Metadata& meta) {

@@ -7,6 +7,7 @@
 
 #include "ck/error.hpp"
 #include "ck/kernels/float_convert.hpp"
+#include "ck/support/destination.hpp"
 #include "gguflite_codec.hpp"
 #include "metadata_text.hpp"
 
@@ -31,15 +32,8 @@ void put(std::vector<std::byte>& out, T v) {
     append(out, &v, sizeof v);  // little-endian host (gguflite_format.hpp)
 }
 
-// `-o dir/` (or an existing directory) gets the input's name with the .gguflite extension.
 fs::path output_path(const fs::path& destination, const ModelHeader& header) {
-    const std::string d = destination.string();
-    if (fs::is_directory(destination) || (!d.empty() && d.back() == '/')) {
-        fs::path name = fs::path(header.source).filename();
-        name.replace_extension(file_extension);
-        return destination / name;
-    }
-    return destination;
+    return support::single_file_destination(destination, header.source, file_extension);
 }
 
 std::span<const std::byte> as_bytes_of(const void* data, std::size_t size) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ck/error.hpp"
+#include "ck/support/destination.hpp"
 #include "ck/utf8.hpp"
 #include "metadata_json.hpp"
 #include "repacked_tensors.hpp"
@@ -25,15 +26,8 @@ std::string subject(const std::string& name) {
     return "tensor '" + name + "'";
 }
 
-// `-o dir/` (or an existing directory) gets the input's file name with .safetensors.
 fs::path output_path(const fs::path& destination, const ModelHeader& header) {
-    const std::string d = destination.string();
-    if (fs::is_directory(destination) || (!d.empty() && d.back() == '/')) {
-        fs::path name = fs::path(header.source).filename();
-        name.replace_extension(".safetensors");
-        return destination / name;
-    }
-    return destination;
+    return support::single_file_destination(destination, header.source, ".safetensors");
 }
 
 // The repacked tensors the metadata declares, checked against the tensors: name -> format.

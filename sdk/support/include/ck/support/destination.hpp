@@ -1,0 +1,18 @@
+// Where a writer puts its file(s), from what the user gave as -o.
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+namespace ck::support {
+
+// True when `destination` names a directory: it exists as one, or it ends with '/'.
+bool is_directory_destination(const std::filesystem::path& destination);
+
+// The file a one-file writer creates: `destination` itself, or, for a directory destination,
+// the input's file name inside it with `extension` (".gguf") in place of the input's own.
+std::filesystem::path single_file_destination(const std::filesystem::path& destination,
+                                              const std::filesystem::path& input,
+                                              std::string_view extension);
+
+}  // namespace ck::support
