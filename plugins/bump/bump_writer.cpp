@@ -9,6 +9,7 @@
 
 #include "ck/error.hpp"
 #include "ck/support/destination.hpp"
+#include "ck/support/tensor_io.hpp"
 #include "config_json.hpp"
 #include "float_widen.hpp"
 #include "llama_keys.hpp"
@@ -152,10 +153,7 @@ void BumpWriter::write(std::size_t index, const TensorView& tensor) {
     if (!file_) throw Error("bump writer: write() before begin()");
     const TensorInfo& t = header_.tensors.at(index);
     const std::string subject = llama::tensor_subject(t.name);
-    if (tensor.bytes.size() != t.nbytes)
-        throw Error("got " + std::to_string(tensor.bytes.size()) + " bytes, expected " +
-                        std::to_string(t.nbytes),
-                    {}, {}, subject);
+    support::check_tensor_bytes(tensor, t.nbytes, t.name);
     if (plan_.output_weight == OutputWeight::compare_bytes && index == plan_.output_weight_index &&
         !output_weight_digest_) {
         output_weight_digest_ = sha256(tensor.bytes);

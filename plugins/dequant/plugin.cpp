@@ -13,6 +13,7 @@
 #include "ck/kernels/float_convert.hpp"
 #include "ck/plugin.hpp"
 #include "ck/stage.hpp"
+#include "ck/support/tensor_io.hpp"
 #include "tensor_filter.hpp"
 
 namespace {
@@ -35,6 +36,7 @@ constexpr std::size_t chunk_elements = 16384;
 struct Conversion {
     std::uint32_t from;
     std::uint64_t elements;
+    std::string name;
 };
 
 class Dequant final : public ck::Transform {
@@ -60,7 +62,7 @@ class Dequant final : public ck::Transform {
                     "cannot dequantize type " + std::string(ck::type_name(t.type)) +
                         (info && !info->removed ? " (ggml has no dequantizer for it)" : ""),
                     in.source, {}, "tensor '" + t.name + "'");
-            conversions_[i] = Conversion{t.type, t.elements()};
+            conversions_[i] = Conversion{t.type, t.elements(), t.name};
             t.type = target_;
             t.nbytes = *ck::tensor_bytes(target_, t.ne);
         }
@@ -79,9 +81,7 @@ class Dequant final : public ck::Transform {
         const ck::TypeInfo& from = *ck::find_type(c.from);
         ck::kernels::DequantFn dequant = kernels().fn[c.from];
         const std::uint64_t expected = *ck::row_bytes(c.from, c.elements);
-        if (in.bytes.size() != expected)
-            throw ck::Error("got " + std::to_string(in.bytes.size()) + " bytes of " +
-                            std::string(from.name) + ", expected " + std::to_string(expected));
+        ck::support::check_tensor_bytes(in, expected, c.name, from.name);
         std::byte* out = nullptr;
         ck::TensorView view =
             aligned_buffer(c.elements * (target_ == id(GgmlType::f32) ? 4 : 2), out);

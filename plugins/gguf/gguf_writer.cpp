@@ -8,6 +8,7 @@
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/support/destination.hpp"
+#include "ck/support/tensor_io.hpp"
 #include "gguf_format.hpp"
 
 namespace fs = std::filesystem;
@@ -111,17 +112,8 @@ void GgufWriter::write(std::size_t index, const TensorView& tensor) {
     const TensorInfo& t = header_.tensors.at(index);
     if (index != next_)
         throw Error("tensors must arrive in header order", {}, {}, "tensor '" + t.name + "'");
-    if (tensor.bytes.size() != t.nbytes)
-        throw Error("got " + std::to_string(tensor.bytes.size()) + " bytes, expected " +
-                        std::to_string(t.nbytes),
-                    {}, {}, "tensor '" + t.name + "'");
-    // In chunks, letting go of each chunk's input pages once written (for mapped inputs).
-    constexpr std::size_t chunk = 4u << 20;
-    for (std::size_t done = 0; done < tensor.bytes.size(); done += chunk) {
-        const std::size_t end = std::min(tensor.bytes.size(), done + chunk);
-        file_->write(tensor.bytes.subspan(done, end - done));
-        tensor.release(done, end);
-    }
+    support::check_tensor_bytes(tensor, t.nbytes, t.name);
+    support::write_streaming(*file_, tensor);
     file_->write_zeros(align_up(t.nbytes, alignment_) - t.nbytes);
     ++next_;
 }

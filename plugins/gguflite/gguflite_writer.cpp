@@ -8,6 +8,7 @@
 #include "ck/error.hpp"
 #include "ck/kernels/float_convert.hpp"
 #include "ck/support/destination.hpp"
+#include "ck/support/tensor_io.hpp"
 #include "gguflite_codec.hpp"
 #include "metadata_text.hpp"
 
@@ -113,10 +114,7 @@ void GgufLiteWriter::write(std::size_t index, const TensorView& tensor) {
     const TensorPlan& p = plans_.at(index);
     const std::string subject = "tensor '" + p.name + "'";
     if (index != next_) throw Error("tensors must arrive in header order", {}, {}, subject);
-    if (tensor.bytes.size() != p.source_bytes)
-        throw Error("got " + std::to_string(tensor.bytes.size()) + " bytes, expected " +
-                        std::to_string(p.source_bytes),
-                    {}, {}, subject);
+    support::check_tensor_bytes(tensor, p.source_bytes, p.name);
     const std::uint64_t start = file_->size();
     if (start != data_start_ + p.offset)
         throw Error("output is at byte " + std::to_string(start) + ", the layout says " +

@@ -5,6 +5,7 @@
 
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
+#include "ck/support/tensor_io.hpp"
 #include "llama_keys.hpp"
 
 namespace ck::headpack {
@@ -127,10 +128,7 @@ TensorView Headpack::apply(std::size_t index, const Upstream& upstream) {
     if (it == padded_.end()) return upstream(index);
     const Padding& p = it->second;
     TensorView source = upstream(index);
-    if (source.bytes.size() != p.in_bytes)
-        throw Error("got " + std::to_string(source.bytes.size()) + " bytes, expected " +
-                        std::to_string(p.in_bytes),
-                    {}, {}, tensor_subject(in_.tensors.at(index).name));
+    support::check_tensor_bytes(source, p.in_bytes, in_.tensors.at(index).name);
     std::vector<std::byte> out(p.heads * (p.head_bytes + p.pad_bytes));  // zero-filled
     for (std::uint32_t h = 0; h < p.heads; ++h)
         std::memcpy(out.data() + h * (p.head_bytes + p.pad_bytes),

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "ck/error.hpp"
+#include "ck/support/tensor_io.hpp"
 #include "page_buffer.hpp"
 #include "repacked_tensors.hpp"
 
@@ -128,11 +129,8 @@ ModelHeader RepackTransform::plan(const ModelHeader& in) {
 
 RepackTransform::Result RepackTransform::repack(std::size_t job_index, const TensorView& source) {
     Job& job = jobs_.at(job_index);
-    if (source.bytes.size() != job.source_bytes)
-        throw Error("got " + std::to_string(source.bytes.size()) + " bytes of " +
-                        std::string(type_name(job.from)) + ", expected " +
-                        std::to_string(job.source_bytes),
-                    source_file_, {}, subject(job.name));
+    support::check_tensor_bytes(source, job.source_bytes, job.name, type_name(job.from),
+                                source_file_);
     const TypeInfo& from = *find_type(job.from);
     auto codes = std::make_shared<PageBuffer>(kernels::code_bytes(target_, job.elements));
     auto scales_buffer =

@@ -8,6 +8,7 @@
 
 #include "ck/error.hpp"
 #include "ck/support/destination.hpp"
+#include "ck/support/tensor_io.hpp"
 #include "ck/utf8.hpp"
 #include "metadata_json.hpp"
 #include "repacked_tensors.hpp"
@@ -151,11 +152,8 @@ void SafetensorsWriter::begin(OutputSet& out) {
 void SafetensorsWriter::write(std::size_t index, const TensorView& tensor) {
     const auto& [name, bytes] = tensors_.at(index);
     if (index != next_) throw Error("tensors must arrive in header order", {}, {}, subject(name));
-    if (tensor.bytes.size() != bytes)
-        throw Error("got " + std::to_string(tensor.bytes.size()) + " bytes, expected " +
-                        std::to_string(bytes),
-                    {}, {}, subject(name));
-    file_->write(tensor.bytes);
+    support::check_tensor_bytes(tensor, bytes, name);
+    support::write_streaming(*file_, tensor);
     ++next_;
 }
 

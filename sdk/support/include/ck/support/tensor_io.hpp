@@ -1,0 +1,30 @@
+// What every stage does with a tensor's bytes: name it in errors, check its size, stream it to
+// a file without keeping a mapped input resident.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "ck/error.hpp"
+#include "ck/model.hpp"
+#include "ck/output.hpp"
+
+namespace ck::support {
+
+// The subject of every message about one tensor: tensor 'NAME'.
+std::string tensor_subject(std::string_view name);
+
+// An input error about tensor `name` (exit 1), optionally naming the file.
+Error tensor_error(std::string message, std::string_view name, std::string file = {});
+
+// Throws unless `view` holds exactly `expected` bytes ("got N bytes[ of TYPE], expected M").
+// `type` names the expected ggml type when the caller wants it in the message.
+void check_tensor_bytes(const TensorView& view, std::uint64_t expected, std::string_view name,
+                        std::string_view type = {}, std::string file = {});
+
+// Appends the view's bytes to `file` in 4 MiB chunks, releasing each chunk's input pages once
+// written: a multi-GB mapped tensor then keeps a few MiB resident, not the whole tensor.
+void write_streaming(OutputFile& file, const TensorView& view);
+
+}  // namespace ck::support
