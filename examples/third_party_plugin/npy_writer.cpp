@@ -8,6 +8,7 @@
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/float_convert.hpp"
+#include "ck/support/tensor_io.hpp"
 #include "npy_format.hpp"
 
 namespace fs = std::filesystem;
@@ -142,7 +143,7 @@ void NpyWriter::write(std::size_t index, const ck::TensorView& tensor) {
     if (t.dequantize)
         write_dequantized(file, t, tensor);
     else
-        file.write(tensor.bytes);
+        ck::support::write_streaming(file, tensor);
 }
 
 void NpyWriter::write_dequantized(ck::OutputFile& file, const Planned& t,
@@ -159,7 +160,7 @@ void NpyWriter::write_dequantized(ck::OutputFile& file, const Planned& t,
     for (std::uint64_t done = 0; done < t.elements; done += step) {
         const std::uint64_t n = std::min(step, t.elements - done);
         const std::uint64_t bytes = n / type.block_size * type.block_bytes;
-        dequantize(tensor.bytes.data() + offset, values.data(), n);
+        dequantize(tensor.data() + offset, values.data(), n);
         if (float_type_ == FloatType::f32) {
             file.write(values.data(), n * sizeof(float));
         } else {

@@ -199,8 +199,8 @@ int run_verify(PluginRegistry& registry, const fs::path& file, bool as_json, std
     OpenedFile opened = open_with_any_reader(registry, file, context);
     for (std::size_t i = 0; i < opened.header.tensors.size(); ++i) {
         ck::TensorView v = call_plugin(opened.plugin, [&] { return opened.reader->tensor(i); });
-        if (v.bytes.size() != opened.header.tensors[i].nbytes)
-            throw ck::Error("reader returned " + std::to_string(v.bytes.size()) +
+        if (v.bytes().size() != opened.header.tensors[i].nbytes)
+            throw ck::Error("reader returned " + std::to_string(v.bytes().size()) +
                                 " bytes, header says " +
                                 std::to_string(opened.header.tensors[i].nbytes),
                             file.string(), {}, "tensor '" + opened.header.tensors[i].name + "'");

@@ -156,7 +156,7 @@ void BumpWriter::write(std::size_t index, const TensorView& tensor) {
     support::check_tensor_bytes(tensor, t.nbytes, t.name);
     if (plan_.output_weight == OutputWeight::compare_bytes && index == plan_.output_weight_index &&
         !output_weight_digest_) {
-        output_weight_digest_ = sha256(tensor.bytes);
+        output_weight_digest_ = sha256(tensor.bytes());
         return;
     }
 
@@ -171,16 +171,16 @@ void BumpWriter::write(std::size_t index, const TensorView& tensor) {
 
     const SlotFill& fill = plan_.fills[slot_];
     if (fill.kind == SlotFill::Kind::widen_to_f32) {
-        std::vector<std::byte> widened = widen_to_f32(tensor.bytes, t.type);
+        std::vector<std::byte> widened = widen_to_f32(tensor.bytes(), t.type);
         emit(widened);
         hasher_->wait();  // `widened` dies here
     } else {
         // Chunk by chunk: hash and write a chunk in parallel, then let its input pages go, so a
         // large mapped tensor (token_embd) never becomes resident as a whole.
         constexpr std::size_t chunk = 4u << 20;
-        for (std::size_t done = 0; done < tensor.bytes.size(); done += chunk) {
-            const std::size_t end = std::min(tensor.bytes.size(), done + chunk);
-            emit(tensor.bytes.subspan(done, end - done));
+        for (std::size_t done = 0; done < tensor.bytes().size(); done += chunk) {
+            const std::size_t end = std::min(tensor.bytes().size(), done + chunk);
+            emit(tensor.bytes().subspan(done, end - done));
             hasher_->wait();
             tensor.release(done, end);
         }
@@ -195,7 +195,7 @@ void BumpWriter::check_tied_output(const TensorView& token_embd) {
     if (!output_weight_digest_)
         throw Error("output.weight was not seen before token_embd.weight", {}, {},
                     llama::tensor_subject(output_weight_name));
-    if (sha256(token_embd.bytes) == *output_weight_digest_) return;  // tied: nothing lost
+    if (sha256(token_embd.bytes()) == *output_weight_digest_) return;  // tied: nothing lost
     std::string reason =
         "output.weight has the type and shape of token_embd.weight but "
         "different bytes";

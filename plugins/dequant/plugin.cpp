@@ -82,10 +82,12 @@ class Dequant final : public ck::Transform {
         ck::kernels::DequantFn dequant = kernels().fn[c.from];
         const std::uint64_t expected = *ck::row_bytes(c.from, c.elements);
         ck::support::check_tensor_bytes(in, expected, c.name, from.name);
-        std::byte* out = nullptr;
-        ck::TensorView view =
-            aligned_buffer(c.elements * (target_ == id(GgmlType::f32) ? 4 : 2), out);
-        const std::byte* src = in.bytes.data();
+        // 64-byte aligned: large f32 outputs then take the kernels' streaming-store path.
+        ck::TensorAllocation buffer =
+            ck::TensorView::allocate(c.elements * (target_ == id(GgmlType::f32) ? 4 : 2));
+        std::byte* out = buffer.bytes.data();
+        ck::TensorView view = std::move(buffer.view);
+        const std::byte* src = in.bytes().data();
         if (target_ == id(GgmlType::f32)) {
             dequant(src, reinterpret_cast<float*>(out), c.elements);
             return view;
@@ -105,16 +107,6 @@ class Dequant final : public ck::Transform {
                                        : ck::kernels::f32_to_bf16(scratch[j]);
         }
         return view;
-    }
-
-    // A 64-byte aligned output buffer (large f32 outputs then take the kernels' streaming-store
-    // path), owned by the returned view.
-    static ck::TensorView aligned_buffer(std::size_t bytes, std::byte*& data) {
-        data = static_cast<std::byte*>(::operator new(bytes, std::align_val_t(64)));
-        std::shared_ptr<const std::byte> owner(data, [](const std::byte* p) {
-            ::operator delete(const_cast<std::byte*>(p), std::align_val_t(64));
-        });
-        return {std::span<const std::byte>(data, bytes), std::move(owner)};
     }
 
     ck::plugins::TensorFilter filter_;

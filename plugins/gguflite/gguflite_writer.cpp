@@ -123,7 +123,7 @@ void GgufLiteWriter::write(std::size_t index, const TensorView& tensor) {
     encode(p, tensor);
     if (check_) {
         flush_output();
-        SourceValues source(p, tensor.bytes, kernels_);
+        SourceValues source(p, tensor.bytes(), kernels_);
         ConsumedPages pages(tensor);
         check_->check_tensor(p, start, source, pages);
     }
@@ -152,7 +152,7 @@ void GgufLiteWriter::flush_output() {
 }
 
 void GgufLiteWriter::encode(const TensorPlan& p, const TensorView& tensor) {
-    const std::span<const std::byte> bytes = tensor.bytes;
+    const std::span<const std::byte> bytes = tensor.bytes();
     ConsumedPages pages(tensor);
     if (p.source == Source::copy) {
         for (std::uint64_t done = 0; done < bytes.size(); done += copy_chunk_bytes) {

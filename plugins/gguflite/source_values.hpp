@@ -45,7 +45,7 @@ class ConsumedPages {
     explicit ConsumedPages(const TensorView& tensor) : tensor_(tensor) {}
     // Releases the whole pages below `end` not released yet.
     void release_before(const std::byte* end) {
-        const auto upto = static_cast<std::size_t>(end - tensor_.bytes.data());
+        const auto upto = static_cast<std::size_t>(end - tensor_.bytes().data());
         tensor_.release(done_, upto);
         done_ = upto;
     }

@@ -132,7 +132,7 @@ TensorView Headpack::apply(std::size_t index, const Upstream& upstream) {
     std::vector<std::byte> out(p.heads * (p.head_bytes + p.pad_bytes));  // zero-filled
     for (std::uint32_t h = 0; h < p.heads; ++h)
         std::memcpy(out.data() + h * (p.head_bytes + p.pad_bytes),
-                    source.bytes.data() + h * p.head_bytes, p.head_bytes);
+                    source.bytes().data() + h * p.head_bytes, p.head_bytes);
     return TensorView::owning(std::move(out));
 }
 

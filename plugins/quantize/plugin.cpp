@@ -80,12 +80,12 @@ class Quantize final : public ck::Transform {
         const auto widen = ck::kernels::scalar_dequant_table().fn[job->from];
         const std::uint64_t in_row = *ck::row_bytes(job->from, job->row_length);
         const std::uint64_t out_row = *ck::row_bytes(target_, job->row_length);
-        if (in.bytes.size() != in_row * job->rows)
+        if (in.bytes().size() != in_row * job->rows)
             throw ck::Error("tensor byte size does not match its shape");
         std::vector<std::byte> out(out_row * job->rows);
         std::vector<float> row(job->row_length);  // one row at a time: no whole-tensor f32 copy
         for (std::uint64_t r = 0; r < job->rows; ++r) {
-            widen(in.bytes.data() + r * in_row, row.data(), row.size());
+            widen(in.bytes().data() + r * in_row, row.data(), row.size());
             if (target_ == id(GgmlType::q4_0))
                 ck::kernels::quantize_row_q4_0(row.data(), out.data() + r * out_row, row.size());
             else

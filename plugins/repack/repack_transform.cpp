@@ -7,7 +7,6 @@
 
 #include "ck/error.hpp"
 #include "ck/support/tensor_io.hpp"
-#include "page_buffer.hpp"
 #include "repacked_tensors.hpp"
 
 namespace ck::repack {
@@ -132,23 +131,25 @@ RepackTransform::Result RepackTransform::repack(std::size_t job_index, const Ten
     support::check_tensor_bytes(source, job.source_bytes, job.name, type_name(job.from),
                                 source_file_);
     const TypeInfo& from = *find_type(job.from);
-    auto codes = std::make_shared<PageBuffer>(kernels::code_bytes(target_, job.elements));
-    auto scales_buffer =
-        std::make_shared<PageBuffer>(kernels::scale_count(target_, job.elements) * 2);
-    auto* scales = reinterpret_cast<std::uint16_t*>(scales_buffer->data());  // page-aligned
+    // Buffers of the system's own pages, given back the moment the writer is done (freed heap
+    // memory would stay in the process and add up across tensors).
+    TensorAllocation codes = TensorView::allocate(kernels::code_bytes(target_, job.elements));
+    TensorAllocation scales_buffer =
+        TensorView::allocate(kernels::scale_count(target_, job.elements) * 2);
+    auto* scales = reinterpret_cast<std::uint16_t*>(scales_buffer.bytes.data());  // aligned
     kernels::RepackError error;
     std::size_t released = 0;  // source bytes whose pages were given back
     for (std::uint64_t done = 0; done < job.elements; done += piece_elements) {
         const auto count = static_cast<std::size_t>(std::min(piece_elements, job.elements - done));
-        const std::byte* piece = source.bytes.data() + done / from.block_size * from.block_bytes;
-        job.kernel(
-            piece, count,
-            reinterpret_cast<std::uint8_t*>(codes->data()) + kernels::code_bytes(target_, done),
-            scales + kernels::scale_count(target_, done), error);
+        const std::byte* piece = source.bytes().data() + done / from.block_size * from.block_bytes;
+        job.kernel(piece, count,
+                   reinterpret_cast<std::uint8_t*>(codes.bytes.data()) +
+                       kernels::code_bytes(target_, done),
+                   scales + kernels::scale_count(target_, done), error);
         // Give the consumed source pages back as we go (only a reader's file mapping is
         // touched): the source and the whole output are never resident together.
         const auto consumed = static_cast<std::size_t>(
-            piece + count / from.block_size * from.block_bytes - source.bytes.data());
+            piece + count / from.block_size * from.block_bytes - source.bytes().data());
         source.release(released, consumed);
         released = consumed;
         throw_if_interrupted();
@@ -157,7 +158,7 @@ RepackTransform::Result RepackTransform::repack(std::size_t job_index, const Ten
         job.measured = true;
         report_.done(job_index, error);
     }
-    return {PageBuffer::view(std::move(codes)), PageBuffer::view(std::move(scales_buffer))};
+    return {std::move(codes.view), std::move(scales_buffer.view)};
 }
 
 TensorView RepackTransform::apply(std::size_t index, const Upstream& upstream) {

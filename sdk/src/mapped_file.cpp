@@ -156,7 +156,7 @@ TensorView MappedFile::view(std::uint64_t offset, std::uint64_t size) const {
     const std::byte* at = data_ + offset;
     auto owner = std::shared_ptr<const ViewPages>(
         new ViewPages{shared_from_this(), at, static_cast<std::size_t>(size)});
-    return {std::span(at, static_cast<std::size_t>(size)), std::move(owner), true};
+    return TensorView::mapped(std::span(at, static_cast<std::size_t>(size)), std::move(owner));
 }
 
 void MappedFile::release(std::span<const std::byte> bytes) const noexcept {

@@ -4,6 +4,9 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstring>
+#include <new>
+#include <stdexcept>
 
 #include "ck/ggml_types.hpp"
 
@@ -31,13 +34,65 @@ std::uint64_t ModelHeader::total_bytes() const {
     return sum;
 }
 
+TensorView TensorView::owning(std::vector<std::byte> data) {
+    auto buffer = std::make_shared<std::vector<std::byte>>(std::move(data));
+    const std::span<const std::byte> span(*buffer);
+    return held(span, std::move(buffer));
+}
+
+TensorView TensorView::held(std::span<const std::byte> bytes, std::shared_ptr<const void> owner) {
+    TensorView v;
+    v.bytes_ = bytes;
+    v.owner_ = std::move(owner);
+    return v;
+}
+
+TensorView TensorView::mapped(std::span<const std::byte> bytes, std::shared_ptr<const void> owner) {
+    TensorView v = held(bytes, std::move(owner));
+    v.file_backed_ = true;
+    return v;
+}
+
+TensorAllocation TensorView::allocate(std::size_t size) {
+    constexpr std::size_t system_threshold = 1u << 20;
+    constexpr std::size_t alignment = 64;
+    std::byte* data = nullptr;
+    std::shared_ptr<const void> owner;
+    if (size >= system_threshold) {
+        void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) throw std::bad_alloc();
+        data = static_cast<std::byte*>(p);  // zero-filled by the system, page-aligned
+        owner = std::shared_ptr<const void>(
+            p, [size](const void* q) { ::munmap(const_cast<void*>(q), size); });
+    } else {
+        data =
+            static_cast<std::byte*>(::operator new(size ? size : 1, std::align_val_t(alignment)));
+        std::memset(data, 0, size);
+        owner = std::shared_ptr<const void>(data, [](const void* q) {
+            ::operator delete(const_cast<void*>(q), std::align_val_t(alignment));
+        });
+    }
+    TensorAllocation a;
+    a.view = held(std::span<const std::byte>(data, size), std::move(owner));
+    a.bytes = std::span<std::byte>(data, size);
+    return a;
+}
+
+TensorView TensorView::slice(std::size_t offset, std::size_t size) const {
+    if (offset > bytes_.size() || size > bytes_.size() - offset)
+        throw std::out_of_range("TensorView::slice outside the view");
+    TensorView v = *this;
+    v.bytes_ = bytes_.subspan(offset, size);
+    return v;
+}
+
 void TensorView::release(std::size_t begin, std::size_t end) const {
-    if (!file_backed || begin >= end || end > bytes.size()) return;
+    if (!file_backed_ || begin >= end || end > bytes_.size()) return;
     // Only whole pages inside the range: a page shared with bytes still to come stays.
     const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
     const auto first =
-        (reinterpret_cast<std::uintptr_t>(bytes.data() + begin) + page - 1) / page * page;
-    const auto last = reinterpret_cast<std::uintptr_t>(bytes.data() + end) / page * page;
+        (reinterpret_cast<std::uintptr_t>(bytes_.data() + begin) + page - 1) / page * page;
+    const auto last = reinterpret_cast<std::uintptr_t>(bytes_.data() + end) / page * page;
     if (first < last) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 

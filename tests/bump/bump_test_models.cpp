@@ -25,7 +25,7 @@ ModelBuilder ModelBuilder::from_gguf(const fs::path& path) {
     b.header_ = reader.open(path);
     for (std::size_t i = 0; i < b.header_.tensors.size(); ++i) {
         auto view = reader.tensor(i);
-        b.data_.emplace_back(view.bytes.begin(), view.bytes.end());
+        b.data_.emplace_back(view.bytes().begin(), view.bytes().end());
     }
     // Arrays in the header point into the reader's mapping, which the shared owner keeps.
     return b;
@@ -148,7 +148,7 @@ void ModelBuilder::write(const fs::path& path) const {
     ck::OutputSet out(true);
     writer.begin(out);
     for (std::size_t i = 0; i < header_.tensors.size(); ++i)
-        writer.write(i, ck::TensorView{std::span<const std::byte>(data_[i]), nullptr});
+        writer.write(i, ck::TensorView::held(std::span<const std::byte>(data_[i]), nullptr));
     writer.finish();
     out.commit();
 }

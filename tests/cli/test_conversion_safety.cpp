@@ -211,9 +211,9 @@ BOOST_AUTO_TEST_CASE(file_size_limit_is_a_clean_error) {
     cktest::TempDir out;
     const std::string target = (out / "o.gguf").string();
     // 512 KiB of the 1.3 MB sample may be written; the shell sets the limit, then becomes ckhost.
-    auto r = cktest::run_program("sh", {"-c", "ulimit -f 1024; exec \"$0\" \"$@\"",
-                                        cktest::ckhost_binary().string(), "--pipeline",
-                                        "gguf:gguf", "-i", sample(), "-o", target});
+    auto r = cktest::run_program(
+        "sh", {"-c", "ulimit -f 1024; exec \"$0\" \"$@\"", cktest::ckhost_binary().string(),
+               "--pipeline", "gguf:gguf", "-i", sample(), "-o", target});
     BOOST_TEST(r.exit_code == 1, r.err);
     BOOST_TEST(contains(r.err, target + ": write failed: File too large"), r.err);
     BOOST_TEST(out.entries().empty());

@@ -213,8 +213,8 @@ BOOST_FIXTURE_TEST_CASE(every_tensor, Opened) {
         const ck::TensorView view = reader.tensor(i);
         const std::vector<std::byte> want = from_hex(e.at("data_hex").get<std::string>());
         BOOST_TEST(want.size() == t.nbytes, name << ": the expected json's data_hex length");
-        BOOST_TEST(view.bytes.size() == want.size(), name << ": data size");
-        BOOST_TEST(std::equal(view.bytes.begin(), view.bytes.end(), want.begin(), want.end()),
+        BOOST_TEST(view.bytes().size() == want.size(), name << ": data size");
+        BOOST_TEST(std::equal(view.bytes().begin(), view.bytes().end(), want.begin(), want.end()),
                    name << ": data bytes differ");
     }
 }

@@ -45,7 +45,7 @@ BOOST_AUTO_TEST_CASE(changed_alignment_is_honoured) {
     BOOST_TEST_REQUIRE(reread.tensors.size() == header.tensors.size());
     for (std::size_t i = 0; i < reread.tensors.size(); ++i) {
         BOOST_TEST((reread.tensors[i].source_offset - back.data_start()) % 256 == 0u);
-        auto a = reader.tensor(i).bytes, b = back.tensor(i).bytes;
+        auto a = reader.tensor(i).bytes(), b = back.tensor(i).bytes();
         BOOST_TEST(std::equal(a.begin(), a.end(), b.begin(), b.end()));
     }
     // The file ends with the last tensor padded to the alignment too.

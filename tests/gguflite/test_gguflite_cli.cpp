@@ -90,9 +90,9 @@ BOOST_AUTO_TEST_CASE(gguflite_to_gguf_keeps_floats_and_dequantizes_q8_q4) {
         if (d == Dtype::f16 && t.ne.size() == 1) BOOST_TEST_MESSAGE(t.name << " kept as F16");
         // F32/F16: the stored bytes; Q8/Q4: the reader's dequantized values.
         const ck::TensorView decoded = lite.tensor(i);  // keeps the dequantized values alive
-        const auto expected = is_quantized(d) ? decoded.bytes : lite.stored_bytes(i);
+        const auto expected = is_quantized(d) ? decoded.bytes() : lite.stored_bytes(i);
         const ck::TensorView converted = gguf.tensor(i);
-        const auto got = converted.bytes;
+        const auto got = converted.bytes();
         BOOST_TEST(std::equal(got.begin(), got.end(), expected.begin(), expected.end()), t.name);
         std::vector<std::int64_t> ne(lite.stored()[i].dims.rbegin(), lite.stored()[i].dims.rend());
         BOOST_TEST(t.ne == ne, t.name);  // PyTorch dims reversed back into ggml's ne

@@ -67,7 +67,7 @@ void round_trip(const fs::path& source, const std::string& scheme) {
         if (a.tensors[i].type != 0) continue;
         ++f32_tensors;
         const ck::TensorView a_view = original.tensor(i), b_view = back.tensor(i);
-        const auto x = a_view.bytes, y = b_view.bytes;
+        const auto x = a_view.bytes(), y = b_view.bytes();
         BOOST_TEST(std::equal(x.begin(), x.end(), y.begin(), y.end()), a.tensors[i].name);
     }
     BOOST_TEST(f32_tensors > 0u);

@@ -51,7 +51,7 @@ nlohmann::json check_scheme(const std::string& scheme) {
         const auto& s = lite.stored()[i];
         BOOST_TEST(s.offset == expected_offset, t.name);  // packed in order
         expected_offset += s.bytes;
-        const std::vector<float> w = floats_of(f32.tensor(i).bytes);
+        const std::vector<float> w = floats_of(f32.tensor(i).bytes());
         const auto stored = lite.stored_bytes(i);
         std::vector<unsigned char> expected;
         if (t.ne.size() == 2) {
@@ -64,7 +64,7 @@ nlohmann::json check_scheme(const std::string& scheme) {
         } else {  // 1-D norms stay F32
             BOOST_TEST((s.dtype == ck::gguflite::Dtype::f32));
             const ck::TensorView view = f32.tensor(i);
-            const auto raw = view.bytes;
+            const auto raw = view.bytes();
             expected.resize(raw.size());
             std::memcpy(expected.data(), raw.data(), raw.size());
         }

@@ -129,8 +129,8 @@ void check_against_reference(const fs::path& dir, bool f16) {
         BOOST_TEST(npy.shape == shape, t.name);
         BOOST_TEST(npy.descr == (f16 ? "<f2" : "<f4"), t.name);
         std::vector<float> values(t.elements());
-        ck::kernels::scalar_dequant_table().fn[t.type](reader.tensor(i).bytes.data(), values.data(),
-                                                       values.size());
+        ck::kernels::scalar_dequant_table().fn[t.type](reader.tensor(i).bytes().data(),
+                                                       values.data(), values.size());
         std::vector<unsigned char> expected(values.size() * (f16 ? 2 : 4));
         if (f16)
             for (std::size_t j = 0; j < values.size(); ++j) {

@@ -80,9 +80,9 @@ BOOST_AUTO_TEST_CASE(every_type_matches_ggml_bit_for_bit) {
                 continue;
             }
             const ck::TensorView view = reader.tensor(i);
-            BOOST_TEST_REQUIRE(view.bytes.size() == info.nbytes);
+            BOOST_TEST_REQUIRE(view.bytes().size() == info.nbytes);
             std::vector<float> out(info.elements());
-            fn(view.bytes.data(), out.data(), out.size());
+            fn(view.bytes().data(), out.data(), out.size());
 
             const std::string problem =
                 first_mismatch(out, cktest::read_file(types_dir() / (info.name + ".f32")));

@@ -77,7 +77,7 @@ BOOST_AUTO_TEST_CASE(same_as_scalar_on_ggml_test_data) {
         for (std::size_t i = 0; i < header.tensors.size(); ++i) {
             const auto& t = header.tensors[i];
             if (!ck::kernels::has_own_kernel(isa, t.type)) continue;
-            auto bytes = reader.tensor(i).bytes;
+            auto bytes = reader.tensor(i).bytes();
             check_same(isa, t.type, std::vector<std::byte>(bytes.begin(), bytes.end()), t.name);
         }
     }

@@ -183,7 +183,7 @@ BOOST_AUTO_TEST_CASE(same_as_scalar_on_ggml_test_data) {
                                       ck::kernels::block_elements(p.to) / 256 *
                                       256;  // whole blocks of both
                 if (n == 0) continue;
-                auto bytes = reader.tensor(i).bytes;
+                auto bytes = reader.tensor(i).bytes();
                 check_same(isa, p, std::vector<std::byte>(bytes.begin(), bytes.end()), n, t.name);
                 ++compared;
             }

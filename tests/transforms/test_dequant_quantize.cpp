@@ -39,7 +39,7 @@ void check_dequantized(const fs::path& source, const fs::path& converted, bool f
         const bool converts = t.type != want_type;
         BOOST_TEST(b.tensors[i].type == (converts ? want_type : t.type), t.name);
         std::vector<float> values(t.elements());
-        ck::kernels::scalar_dequant_table().fn[t.type](in.tensor(i).bytes.data(), values.data(),
+        ck::kernels::scalar_dequant_table().fn[t.type](in.tensor(i).bytes().data(), values.data(),
                                                        values.size());
         std::vector<std::byte> expected(values.size() * (f16 ? 2 : 4));
         if (f16) {
@@ -50,7 +50,7 @@ void check_dequantized(const fs::path& source, const fs::path& converted, bool f
         } else {
             std::memcpy(expected.data(), values.data(), expected.size());
         }
-        auto got = out.tensor(i).bytes;
+        auto got = out.tensor(i).bytes();
         BOOST_TEST(std::equal(got.begin(), got.end(), expected.begin(), expected.end()),
                    t.name << " differs");
     }

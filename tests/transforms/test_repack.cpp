@@ -58,8 +58,8 @@ Accuracy check_against_source(const fs::path& source, const fs::path& repacked) 
         std::size_t j = 0;
         while (j < b.tensors.size() && b.tensors[j].name != t.name) ++j;
         BOOST_TEST_REQUIRE(j < b.tensors.size(), t.name);
-        const auto got = out.tensor(j).bytes;
-        const auto src = in.tensor(i).bytes;
+        const auto got = out.tensor(j).bytes();
+        const auto src = in.tensor(i).bytes();
         if (!format) {
             BOOST_TEST(std::equal(got.begin(), got.end(), src.begin(), src.end()),
                        t.name << " should pass through unchanged");
@@ -68,7 +68,7 @@ Accuracy check_against_source(const fs::path& source, const fs::path& repacked) 
         ++acc.repacked;
         const bool int8 = format->str() == "int8-minmax-128";
         BOOST_TEST_REQUIRE(b.tensors[j + 1].name == t.name + (int8 ? ".minmax" : ".absmax"));
-        const auto scale_bytes = out.tensor(j + 1).bytes;
+        const auto scale_bytes = out.tensor(j + 1).bytes();
         std::vector<std::uint16_t> scales(scale_bytes.size() / 2);
         std::memcpy(scales.data(), scale_bytes.data(), scale_bytes.size());
         std::vector<float> x(t.elements());

@@ -36,14 +36,34 @@ struct CK_SDK_API ModelHeader {
     std::uint64_t total_bytes() const;
 };
 
-// Bytes of one tensor. Usually a view into the reader's mapping; `owner` keeps what the span
-// points into alive (and may release pages from memory when the last copy goes away).
-struct CK_SDK_API TensorView {
-    std::span<const std::byte> bytes;
-    std::shared_ptr<const void> owner;
-    // True when `bytes` lies in a read-only file mapping (a reader's zero-copy view). Only
-    // then may a consumer drop pages it has finished with; see release().
-    bool file_backed = false;
+class MappedFile;
+struct TensorAllocation;
+
+// Bytes of one tensor, and what keeps them alive. Made only through the factories below, so a
+// view's kind (file-backed or not) is always right: only a MappedFile makes file-backed views,
+// whose pages a consumer may drop (release()) once it has finished with them.
+class CK_SDK_API TensorView {
+  public:
+    TensorView() = default;
+
+    // A view that owns its bytes.
+    static TensorView owning(std::vector<std::byte> data);
+    // A view of memory that `owner` keeps alive (a buffer a stage filled, a slice of a larger
+    // one). Never file-backed: release() leaves it alone.
+    static TensorView held(std::span<const std::byte> bytes, std::shared_ptr<const void> owner);
+    // A new zero-filled, 64-byte aligned buffer of `size` bytes, owned by the returned view,
+    // for a stage to fill through `TensorAllocation::bytes`. Buffers of 1 MiB and more come
+    // straight from the system (mmap) and go back to it when the view's last copy goes:
+    // freed heap memory would stay in the process and add up across tensors.
+    static TensorAllocation allocate(std::size_t size);
+
+    std::span<const std::byte> bytes() const noexcept { return bytes_; }
+    const std::byte* data() const noexcept { return bytes_.data(); }
+    std::size_t size() const noexcept { return bytes_.size(); }
+    // True when the bytes lie in a read-only file mapping (a reader's zero-copy view).
+    bool file_backed() const noexcept { return file_backed_; }
+    // Bytes [offset, offset + size) of this view, sharing its owner and its kind.
+    TensorView slice(std::size_t offset, std::size_t size) const;
 
     // Tells the kernel that bytes [begin, end) of this view will not be read again by this
     // process, so their pages leave its resident set (they stay in the page cache). A no-op for
@@ -51,12 +71,20 @@ struct CK_SDK_API TensorView {
     // after each chunk, which keeps peak memory at a few chunks instead of the largest tensor.
     void release(std::size_t begin, std::size_t end) const;
 
-    // A view that owns its bytes.
-    static TensorView owning(std::vector<std::byte> data) {
-        auto buffer = std::make_shared<std::vector<std::byte>>(std::move(data));
-        std::span<const std::byte> span(*buffer);
-        return {span, std::move(buffer)};
-    }
+  private:
+    friend class MappedFile;
+    // Only MappedFile::view makes these.
+    static TensorView mapped(std::span<const std::byte> bytes, std::shared_ptr<const void> owner);
+
+    std::span<const std::byte> bytes_;
+    std::shared_ptr<const void> owner_;
+    bool file_backed_ = false;
+};
+
+// What TensorView::allocate returns: the view, and its bytes for the stage to fill.
+struct TensorAllocation {
+    TensorView view;
+    std::span<std::byte> bytes;
 };
 
 }  // namespace ck
