@@ -8,7 +8,7 @@
 #include "bump_format.hpp"
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
-#include "llama_keys.hpp"
+#include "ck/llama/llama_keys.hpp"
 
 namespace ck::bump {
 namespace {

@@ -14,7 +14,6 @@
 
 namespace ck::bump {
 
-
 class BumpReader final : public Reader {
   public:
     explicit BumpReader(Context& context) : context_(context) {}

@@ -8,11 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "ck/error.hpp"
+#include "ck/llama/llama_keys.hpp"
 #include "ck/support/destination.hpp"
 #include "ck/support/tensor_io.hpp"
 #include "config_json.hpp"
 #include "float_widen.hpp"
-#include "llama_keys.hpp"
 
 namespace fs = std::filesystem;
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "llama_keys.hpp"
+#include "ck/llama/llama_keys.hpp"
 
 namespace ck::bump {
 

@@ -14,7 +14,7 @@
 #include "ck/plugin.hpp"
 #include "ck/stage.hpp"
 #include "ck/support/tensor_io.hpp"
-#include "tensor_filter.hpp"
+#include "ck/tensor_filter.hpp"
 
 namespace {
 
@@ -109,17 +109,15 @@ class Dequant final : public ck::Transform {
         return view;
     }
 
-    ck::plugins::TensorFilter filter_;
+    ck::TensorFilter filter_;
     std::uint32_t target_;
     std::vector<std::optional<Conversion>> conversions_;
 };
 
 const ck_option_descriptor options[] = {
     {"to", CK_STAGE_TRANSFORM, "f32", "f32|f16|bf16", "target float type"},
-    {"only", CK_STAGE_TRANSFORM, nullptr, nullptr,
-     "convert only tensors whose name matches this glob"},
-    {"skip", CK_STAGE_TRANSFORM, nullptr, nullptr,
-     "leave tensors whose name matches this glob as they are"},
+    ck::TensorFilter::only_option(CK_STAGE_TRANSFORM),
+    ck::TensorFilter::skip_option(CK_STAGE_TRANSFORM),
 };
 
 const char* kernel_variant() {

@@ -14,7 +14,6 @@
 
 namespace ck::gguflite {
 
-
 // A tensor as the file stores it.
 struct StoredTensor {
     std::string name;

@@ -5,8 +5,8 @@
 
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
+#include "ck/llama/llama_keys.hpp"
 #include "ck/support/tensor_io.hpp"
-#include "llama_keys.hpp"
 
 namespace ck::headpack {
 namespace {

@@ -10,7 +10,7 @@
 #include "ck/kernels/quantize.hpp"
 #include "ck/plugin.hpp"
 #include "ck/stage.hpp"
-#include "tensor_filter.hpp"
+#include "ck/tensor_filter.hpp"
 
 namespace {
 
@@ -95,7 +95,7 @@ class Quantize final : public ck::Transform {
     }
 
   private:
-    ck::plugins::TensorFilter filter_;
+    ck::TensorFilter filter_;
     ck::Context& context_;
     std::uint32_t target_;
     std::vector<std::optional<Job>> jobs_;
@@ -104,10 +104,8 @@ class Quantize final : public ck::Transform {
 
 const ck_option_descriptor options[] = {
     {"to", CK_STAGE_TRANSFORM, "q8_0", "q8_0|q4_0", "target block type"},
-    {"only", CK_STAGE_TRANSFORM, nullptr, nullptr,
-     "quantize only tensors whose name matches this glob"},
-    {"skip", CK_STAGE_TRANSFORM, nullptr, nullptr,
-     "leave tensors whose name matches this glob as they are"},
+    ck::TensorFilter::only_option(CK_STAGE_TRANSFORM),
+    ck::TensorFilter::skip_option(CK_STAGE_TRANSFORM),
 };
 
 const char* kernel_variant() {

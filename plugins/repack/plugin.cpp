@@ -3,6 +3,7 @@
 // kernel table this CPU runs best (chosen once, when the plugin is loaded).
 #include "ck/plugin.hpp"
 #include "ck/kernels/repack.hpp"
+#include "ck/tensor_filter.hpp"
 #include "repack_transform.hpp"
 
 namespace {
@@ -17,10 +18,8 @@ const ck_option_descriptor options[] = {
     {"to", CK_STAGE_TRANSFORM, "int8", "int8|nf4",
      "target layout: int8 (u8 codes, f16 min/max per 128) or nf4 (4-bit NormalFloat, f16 "
      "absmax per 64)"},
-    {"only", CK_STAGE_TRANSFORM, nullptr, nullptr,
-     "repack only tensors whose name matches this glob"},
-    {"skip", CK_STAGE_TRANSFORM, nullptr, nullptr,
-     "leave tensors whose name matches this glob as they are"},
+    ck::TensorFilter::only_option(CK_STAGE_TRANSFORM),
+    ck::TensorFilter::skip_option(CK_STAGE_TRANSFORM),
 };
 
 const char* kernel_variant() {

@@ -5,9 +5,9 @@
 #include <unordered_set>
 #include <utility>
 
+#include "ck/conventions/repacked.hpp"
 #include "ck/error.hpp"
 #include "ck/support/tensor_io.hpp"
-#include "repacked_tensors.hpp"
 
 namespace ck::repack {
 namespace {

@@ -10,8 +10,8 @@
 
 #include "ck/kernels/repack.hpp"
 #include "ck/stage.hpp"
+#include "ck/tensor_filter.hpp"
 #include "repack_report.hpp"
-#include "tensor_filter.hpp"
 
 namespace ck::repack {
 
@@ -45,7 +45,7 @@ class RepackTransform final : public Transform {
     Result repack(std::size_t job_index, const TensorView& source);
 
     kernels::RepackTarget target_;
-    plugins::TensorFilter filter_;
+    TensorFilter filter_;
     Context& context_;
     const kernels::RepackTable& kernels_;
     std::string source_file_;

@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ck/conventions/repacked.hpp"
 #include "ck/error.hpp"
 #include "metadata_json.hpp"
-#include "repacked_tensors.hpp"
 #include "safetensors_format.hpp"
 
 namespace fs = std::filesystem;

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "ck/stage.hpp"
 #include "ck/mapped_file.hpp"
+#include "ck/stage.hpp"
 
 namespace ck::safetensors {
 

@@ -6,12 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ck/conventions/repacked.hpp"
 #include "ck/error.hpp"
 #include "ck/support/destination.hpp"
 #include "ck/support/tensor_io.hpp"
 #include "ck/utf8.hpp"
 #include "metadata_json.hpp"
-#include "repacked_tensors.hpp"
 #include "safetensors_format.hpp"
 
 namespace fs = std::filesystem;

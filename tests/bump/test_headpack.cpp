@@ -9,7 +9,7 @@
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
 #include "headpack.hpp"
-#include "llama_keys.hpp"
+#include "ck/llama/llama_keys.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;

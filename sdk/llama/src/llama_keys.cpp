@@ -1,4 +1,4 @@
-#include "llama_keys.hpp"
+#include "ck/llama/llama_keys.hpp"
 
 #include <limits>
 

@@ -15,12 +15,13 @@
 #include <string_view>
 #include <vector>
 
+#include "ck/conventions/ckhost_keys.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/model.hpp"
 
 namespace ck::repack {
 
-inline constexpr std::string_view metadata_prefix = "ckhost.repack.";
+inline constexpr std::string_view metadata_prefix = conventions::repack_prefix;
 inline constexpr std::string_view int8_format = "int8-minmax-128";
 inline constexpr std::string_view nf4_format = "nf4-absmax-64";
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "ck/conventions/ckhost_keys.hpp"
 #include "ck/model.hpp"
 
 namespace ck::llama {
@@ -60,7 +61,7 @@ inline constexpr std::string_view token_embd_name = "token_embd.weight";
 
 // Set by headpack in its planned header (u32): the padded head size, in elements, of the
 // attn_q/k/v rows it produced. Absent: the rows are unpadded (hd).
-inline constexpr std::string_view aligned_head_dim_key = "ckhost.headpack.aligned_head_dim";
+using conventions::aligned_head_dim_key;
 
 // Reads E (checked against token_embd ne0), H (required), Hkv (fallback H) and checks that
 // H divides E and Hkv divides H. Each failure is a ck::Error naming the tensor or key involved
