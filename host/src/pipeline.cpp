@@ -8,6 +8,7 @@
 #include <set>
 
 #include "checksum.hpp"
+#include "ck/conventions/ckhost_keys.hpp"
 #include "ck/ggml_types.hpp"
 #include "plugin_call.hpp"
 #include "progress.hpp"
@@ -128,10 +129,41 @@ void Pipeline::plan(const fs::path& input, const fs::path& output) {
             call_plugin(s.spec.name, [&] { return s.transform->plan(headers_.back()); }));
     }
     Stage& last = *stages_.back();
+    refuse_unknown_ckhost_keys(input);
     call_plugin(last.spec.name, [&] {
         last.writer->prepare(headers_.back(), output);
         outputs_ = last.writer->outputs();
     });
+}
+
+void Pipeline::refuse_unknown_ckhost_keys(const fs::path& input) const {
+    Stage& writer = *stages_.back();
+    const auto understood =
+        call_plugin(writer.spec.name, [&] { return writer.writer->understood_keys(); });
+    for (const auto& [key, value] : headers_.back().metadata) {
+        if (!key.starts_with(ck::conventions::ckhost_prefix)) continue;
+        if (std::any_of(understood.begin(), understood.end(), [&](const std::string& pattern) {
+                return ck::conventions::key_matches(key, pattern);
+            }))
+            continue;
+        // Who put it there: the first header that has it.
+        std::string origin = "read from the input";
+        std::string file = input.string();
+        for (std::size_t k = 1; k < headers_.size(); ++k)
+            if (!headers_[k - 1].metadata.contains(key) && headers_[k].metadata.contains(key)) {
+                origin = "set by stage '" + stages_[k]->spec.text + "'";
+                file.clear();
+                break;
+            }
+        const ck::conventions::CkhostKey* known = ck::conventions::find_ckhost_key(key);
+        std::string message = origin + (known ? " (" + std::string(known->meaning) + ")" : "") +
+                              ": the writer '" + writer.spec.name +
+                              "' cannot store what this key means and would write a file that "
+                              "looks valid and is wrong; ";
+        message += known ? "writers that accept it: " + std::string(known->writers)
+                         : std::string("no writer of ckhost knows this key");
+        throw ck::Error(message, file, {}, "key '" + key + "'");
+    }
 }
 
 ck::TensorView Pipeline::fetch(std::size_t depth, std::size_t index) {

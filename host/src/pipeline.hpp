@@ -56,6 +56,7 @@ class Pipeline {
   private:
     struct Stage;
     ck::TensorView fetch(std::size_t depth, std::size_t index);
+    void refuse_unknown_ckhost_keys(const std::filesystem::path& input) const;
     nlohmann::json plan_json() const;
 
     ck::Context context_;

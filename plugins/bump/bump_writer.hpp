@@ -8,6 +8,7 @@
 
 #include "bump_format.hpp"
 #include "bump_model.hpp"
+#include "ck/conventions/ckhost_keys.hpp"
 #include "ck/stage.hpp"
 #include "sha256_stream.hpp"
 
@@ -20,6 +21,9 @@ class BumpWriter final : public Writer {
 
     void prepare(const ModelHeader& header, const std::filesystem::path& destination) override;
     std::vector<std::filesystem::path> outputs() const override;
+    std::vector<std::string> understood_keys() const override {
+        return {std::string(conventions::aligned_head_dim_key)};
+    }
     std::vector<std::size_t> order() const override;
     void begin(OutputSet& out) override;
     void write(std::size_t index, const TensorView& tensor) override;

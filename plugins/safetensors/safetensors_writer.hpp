@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ck/conventions/ckhost_keys.hpp"
 #include "ck/stage.hpp"
 
 namespace ck::safetensors {
@@ -15,6 +16,9 @@ class SafetensorsWriter final : public Writer {
     explicit SafetensorsWriter(Context& context) : context_(context) {}
     void prepare(const ModelHeader& header, const std::filesystem::path& destination) override;
     std::vector<std::filesystem::path> outputs() const override { return {path_}; }
+    std::vector<std::string> understood_keys() const override {
+        return {std::string(conventions::repack_prefix)};
+    }
     void begin(OutputSet& out) override;
     void write(std::size_t index, const TensorView& tensor) override;
     void finish() override;

@@ -195,18 +195,25 @@ BOOST_AUTO_TEST_CASE(only_and_skip_select_tensors) {
     BOOST_TEST_REQUIRE(r.exit_code == 1, "q4_K tensors left alone cannot be stored");
     BOOST_TEST(contains(r.err, "type q4_K has no safetensors dtype"), r.err);
     BOOST_TEST(dir.entries().empty());
-    r = convert("gguf:repack[to=int8,only=blk.1.*,skip=*ffn_down*]:gguf", sample(), dir / "o.gguf");
+    // The plan shows the selection: i8 codes (u8 in the file) for exactly the selected tensors.
+    r = convert("gguf:repack[to=int8,only=blk.1.*,skip=*ffn_down*]:safetensors", sample(),
+                dir / "o.safetensors", {"--dry-run", "--json"});
+    BOOST_TEST_REQUIRE(r.exit_code == 1, "the plan fails too: q4_K has no safetensors dtype");
+    r = convert(
+        "gguf:repack[to=int8,only=blk.1.*,skip=*ffn_down*]:dequant[skip=*.minmax]:safetensors",
+        sample(), dir / "o.safetensors", {"--dry-run", "--json"});
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
-    ck::Context context;
-    ck::gguf::GgufReader out(context);
-    const ck::ModelHeader h = out.open(dir / "o.gguf");
-    for (const auto& t : h.tensors) {
-        if (t.name.ends_with(".minmax")) continue;
-        const bool selected = t.name.starts_with("blk.1.") && !contains(t.name, "ffn_down") &&
-                              !contains(t.name, "norm");
-        BOOST_TEST((t.type == 24u) == selected, t.name);  // i8 codes
-        BOOST_TEST(h.metadata.contains("ckhost.repack." + t.name) == selected, t.name);
+    const json plan = json::parse(r.out)["plan"]["tensors"];
+    std::size_t checked = 0;
+    for (const auto& row : plan) {
+        const std::string name = row["name"];
+        if (name.ends_with(".minmax")) continue;
+        const bool selected =
+            name.starts_with("blk.1.") && !contains(name, "ffn_down") && !contains(name, "norm");
+        BOOST_TEST((row["stages"][1]["type"] == "i8") == selected, name);
+        ++checked;
     }
+    BOOST_TEST(checked == 21u);
 }
 
 BOOST_AUTO_TEST_CASE(every_variant_writes_the_same_file) {
@@ -232,7 +239,8 @@ BOOST_AUTO_TEST_CASE(every_variant_writes_the_same_file) {
 
 BOOST_AUTO_TEST_CASE(dry_run_shows_the_plan_and_writes_nothing) {
     cktest::TempDir dir;
-    auto r = convert("gguf:repack[to=int8]:gguf", sample(), dir / "o.gguf", {"--dry-run"});
+    auto r =
+        convert("gguf:repack[to=int8]:safetensors", sample(), dir / "o.safetensors", {"--dry-run"});
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
     BOOST_TEST(contains(r.out, "blk.0.attn_q.weight: gguf q4_K"), r.out);
     BOOST_TEST(contains(r.out, "repack i8"), r.out);

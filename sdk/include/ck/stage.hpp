@@ -55,6 +55,11 @@ class Writer {
     virtual std::vector<std::filesystem::path> outputs() const = 0;
     // Tensor indices in the order write() wants them; default: header order.
     virtual std::vector<std::size_t> order() const { return {}; }
+    // The `ckhost.*` metadata keys (or prefixes ending in '.') whose meaning this writer
+    // stores faithfully (ck/conventions/ckhost_keys.hpp). The host refuses, before prepare(),
+    // a header holding any other ckhost.* key: writing it without understanding it would give
+    // a file that looks valid and is wrong (padded heads read as wider heads, u8 codes as i8).
+    virtual std::vector<std::string> understood_keys() const { return {}; }
     virtual void begin(OutputSet& out) = 0;
     virtual void write(std::size_t index, const TensorView& tensor) = 0;
     virtual void finish() = 0;
