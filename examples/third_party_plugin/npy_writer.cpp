@@ -131,7 +131,7 @@ std::vector<fs::path> NpyWriter::outputs() const {
     return out;
 }
 
-void NpyWriter::begin(ck::OutputSet& out) {
+void NpyWriter::begin(ck::OutputSink& out) {
     out_ = &out;
 }
 

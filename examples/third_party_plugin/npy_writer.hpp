@@ -20,7 +20,7 @@ class NpyWriter final : public ck::Writer {
 
     void prepare(const ck::ModelHeader& header, const std::filesystem::path& destination) override;
     std::vector<std::filesystem::path> outputs() const override;
-    void begin(ck::OutputSet& out) override;
+    void begin(ck::OutputSink& out) override;
     void write(std::size_t index, const ck::TensorView& tensor) override;
     void finish() override;
 
@@ -43,7 +43,7 @@ class NpyWriter final : public ck::Writer {
     std::filesystem::path directory_;
     std::vector<Planned> tensors_;
     std::string index_json_;
-    ck::OutputSet* out_ = nullptr;
+    ck::OutputSink* out_ = nullptr;
 };
 
 // The kernel table this plugin uses, chosen once when the plugin loads.

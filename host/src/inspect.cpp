@@ -118,7 +118,7 @@ OpenedFile open_with_any_reader(PluginRegistry& registry, const fs::path& file,
 
 int run_inspect(PluginRegistry& registry, const InspectSettings& settings, std::ostream& out,
                 std::ostream& err) {
-    ck::Context context;
+    ck::RecordingContext context;
     OpenedFile opened = open_with_any_reader(registry, settings.file, context);
     const ck::ModelHeader& h = opened.header;
     for (const auto& w : context.warnings()) err << "warning: " << w << "\n";
@@ -195,7 +195,7 @@ int run_inspect(PluginRegistry& registry, const InspectSettings& settings, std::
 
 int run_verify(PluginRegistry& registry, const fs::path& file, bool as_json, std::ostream& out,
                std::ostream& err) {
-    ck::Context context;
+    ck::RecordingContext context;
     OpenedFile opened = open_with_any_reader(registry, file, context);
     for (std::size_t i = 0; i < opened.header.tensors.size(); ++i) {
         ck::TensorView v = call_plugin(opened.plugin, [&] { return opened.reader->tensor(i); });

@@ -175,6 +175,8 @@ int convert_command(int argc, char** argv) {
         for (const auto& w : registry.warnings()) std::cerr << "warning: " << w << "\n";
     if (!c.quiet)
         for (const auto& w : result.warnings) std::cerr << "warning: " << w << "\n";
+    if (!c.quiet && !c.json)
+        for (const auto& n : result.notes) std::cerr << n << "\n";
     if (dry_run && !c.json) p.print_plan(std::cout);
     if (result.report.value("up_to_date", false) && !c.quiet && !c.json)
         std::cerr << "ckhost: every output is newer than " << input << ": nothing to do\n";

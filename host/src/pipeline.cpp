@@ -288,11 +288,12 @@ ConvertResult Pipeline::run(const ConvertSettings& settings) {
     report["seconds"] =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     report["warnings"] = context_.warnings();
+    report["notes"] = context_.notes();
     json extra = json::object();
     for (const auto& [key, value] : context_.reports())
         extra[key] = json::parse(value, nullptr, false);
     report["reports"] = extra;
-    return {report, context_.warnings()};
+    return {report, context_.warnings(), context_.notes()};
 }
 
 }  // namespace ckhost

@@ -31,6 +31,7 @@ struct ConvertSettings {
 struct ConvertResult {
     nlohmann::json report;  // what --json prints
     std::vector<std::string> warnings;
+    std::vector<std::string> notes;
 };
 
 // True when every output exists and was modified after the input (what --update skips).
@@ -51,7 +52,7 @@ class Pipeline {
     ConvertResult run(const ConvertSettings& settings);
 
     const std::vector<std::filesystem::path>& outputs() const { return outputs_; }
-    const ck::Context& context() const { return context_; }
+    const ck::RecordingContext& context() const { return context_; }
 
   private:
     struct Stage;
@@ -59,7 +60,7 @@ class Pipeline {
     void refuse_unknown_ckhost_keys(const std::filesystem::path& input) const;
     nlohmann::json plan_json() const;
 
-    ck::Context context_;
+    ck::RecordingContext context_;
     std::vector<std::unique_ptr<Stage>> stages_;
     std::vector<ck::ModelHeader> headers_;  // headers_[k]: what stage k produced
     std::vector<std::filesystem::path> outputs_;

@@ -115,7 +115,7 @@ std::vector<std::size_t> BumpWriter::order() const {
     return order;
 }
 
-void BumpWriter::begin(OutputSet& out) {
+void BumpWriter::begin(OutputSink& out) {
     OutputFile& config = out.create(config_path_);
     std::string text = render_config_json(plan_.config);
     config.write(text.data(), text.size());

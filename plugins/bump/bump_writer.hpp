@@ -25,7 +25,7 @@ class BumpWriter final : public Writer {
         return {std::string(conventions::aligned_head_dim_key)};
     }
     std::vector<std::size_t> order() const override;
-    void begin(OutputSet& out) override;
+    void begin(OutputSink& out) override;
     void write(std::size_t index, const TensorView& tensor) override;
     void finish() override;
 

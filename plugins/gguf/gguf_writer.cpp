@@ -101,7 +101,7 @@ void GgufWriter::prepare(const ModelHeader& header, const fs::path& destination)
     preamble_.resize(align_up(preamble_.size(), alignment_), std::byte{0});
 }
 
-void GgufWriter::begin(OutputSet& out) {
+void GgufWriter::begin(OutputSink& out) {
     file_ = &out.create(path_);
     file_->write(preamble_);
     preamble_ = {};

@@ -11,7 +11,7 @@ class GgufWriter final : public Writer {
     explicit GgufWriter(Context& context) : context_(context) {}
     void prepare(const ModelHeader& header, const std::filesystem::path& destination) override;
     std::vector<std::filesystem::path> outputs() const override { return {path_}; }
-    void begin(OutputSet& out) override;
+    void begin(OutputSink& out) override;
     void write(std::size_t index, const TensorView& tensor) override;
     void finish() override;
 

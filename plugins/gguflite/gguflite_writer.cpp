@@ -102,7 +102,7 @@ void GgufLiteWriter::prepare(const ModelHeader& header, const fs::path& destinat
                       "gguflite.fallbacks lists them)");
 }
 
-void GgufLiteWriter::begin(OutputSet& out) {
+void GgufLiteWriter::begin(OutputSink& out) {
     file_ = &out.create(path_);
     file_->write(preamble_);
     preamble_ = {};

@@ -23,7 +23,7 @@ class GgufLiteWriter final : public Writer {
 
     void prepare(const ModelHeader& header, const std::filesystem::path& destination) override;
     std::vector<std::filesystem::path> outputs() const override { return {path_}; }
-    void begin(OutputSet& out) override;
+    void begin(OutputSink& out) override;
     void write(std::size_t index, const TensorView& tensor) override;
     void finish() override;
 

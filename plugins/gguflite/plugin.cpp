@@ -63,7 +63,7 @@ class GuardedWriter final : public ck::Writer {
     std::vector<std::filesystem::path> outputs() const override {
         return guarded([&] { return inner_->outputs(); });
     }
-    void begin(ck::OutputSet& out) override {
+    void begin(ck::OutputSink& out) override {
         guarded([&] { inner_->begin(out); });
     }
     void write(std::size_t index, const ck::TensorView& tensor) override {

@@ -154,7 +154,7 @@ void RoundTripCheck::check_file(const Metadata& metadata, const std::vector<Tens
     auto fail = [&](const std::string& what) {
         throw Error("round-trip check: " + what, shown_name);
     };
-    Context quiet;
+    RecordingContext quiet;
     GgufLiteReader reader(quiet);
     ModelHeader header;
     try {

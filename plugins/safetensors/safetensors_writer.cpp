@@ -142,7 +142,7 @@ void SafetensorsWriter::prepare(const ModelHeader& header, const fs::path& desti
     preamble_ += text;
 }
 
-void SafetensorsWriter::begin(OutputSet& out) {
+void SafetensorsWriter::begin(OutputSink& out) {
     file_ = &out.create(path_);
     file_->write(preamble_.data(), preamble_.size());
     preamble_ = {};

@@ -19,7 +19,7 @@ class SafetensorsWriter final : public Writer {
     std::vector<std::string> understood_keys() const override {
         return {std::string(conventions::repack_prefix)};
     }
-    void begin(OutputSet& out) override;
+    void begin(OutputSink& out) override;
     void write(std::size_t index, const TensorView& tensor) override;
     void finish() override;
 

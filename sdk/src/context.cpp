@@ -1,5 +1,7 @@
 #include "ck/context.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include "ck/error.hpp"
 #include "ck/mapped_file.hpp"
 
@@ -8,10 +10,22 @@ namespace {
 std::atomic<bool> interrupted{false};
 }
 
-void Context::warn(std::string message) {
+Context::~Context() = default;
+
+void Context::report(std::string key, std::string json_value) {
+    if (!nlohmann::json::accept(json_value))
+        throw Error("reported a value that is not valid JSON under '" + key + "' (a plugin bug)",
+                    {}, {}, {}, ErrorKind::plugin);
+    record_report(std::move(key), std::move(json_value));
+}
+
+void RecordingContext::warn(std::string message) {
     warnings_.push_back(std::move(message));
 }
-void Context::report(std::string key, std::string json_value) {
+void RecordingContext::note(std::string message) {
+    notes_.push_back(std::move(message));
+}
+void RecordingContext::record_report(std::string key, std::string json_value) {
     reports_[std::move(key)] = std::move(json_value);
 }
 

@@ -32,7 +32,7 @@ void open_and_index(benchmark::State& state, fs::path file) {
         return;
     }
     for (auto _ : state) {
-        ck::Context context;
+        ck::RecordingContext context;
         ck::gguf::GgufReader reader(context);
         ck::ModelHeader header = reader.open(file);
         benchmark::DoNotOptimize(header.tensors.data());

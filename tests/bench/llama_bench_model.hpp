@@ -118,7 +118,7 @@ inline ck::ModelHeader llama_bench_header(const LlamaShape& s, const std::string
 inline int write_bench_model(const char* tool, const std::filesystem::path& path,
                              const ck::ModelHeader& header, const TensorBytes& bytes) {
     try {
-        ck::Context context;
+        ck::RecordingContext context;
         ck::gguf::GgufWriter writer(context);
         writer.prepare(header, path);
         ck::OutputSet out(true);

@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 namespace cktest {
 
 ModelBuilder ModelBuilder::from_gguf(const fs::path& path) {
-    ck::Context context;
+    ck::RecordingContext context;
     ck::gguf::GgufReader reader(context);
     ModelBuilder b;
     b.header_ = reader.open(path);
@@ -142,7 +142,7 @@ void ModelBuilder::remove_tensor(const std::string& name) {
 }
 
 void ModelBuilder::write(const fs::path& path) const {
-    ck::Context context;
+    ck::RecordingContext context;
     ck::gguf::GgufWriter writer(context);
     writer.prepare(header_, path);
     ck::OutputSet out(true);
@@ -175,7 +175,7 @@ std::uint32_t BumpContents::u32_at(std::size_t offset) const {
 }
 
 BumpContents read_bump(const fs::path& path) {
-    ck::Context context;
+    ck::RecordingContext context;
     ck::bump::BumpReader reader(context);
     BumpContents c;
     c.header = reader.open(path);

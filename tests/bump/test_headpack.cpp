@@ -8,8 +8,8 @@
 #include "bump_test_models.hpp"
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
-#include "headpack.hpp"
 #include "ck/llama/llama_keys.hpp"
+#include "headpack.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;

@@ -219,4 +219,32 @@ BOOST_AUTO_TEST_CASE(file_size_limit_is_a_clean_error) {
     BOOST_TEST(out.entries().empty());
 }
 
+// --json used to print invalid JSON when a plugin reported an invalid value. Context::report
+// now refuses it at the call: the conversion fails (exit 3, a plugin bug) naming the key, and
+// nothing is written. A valid report and a note come through.
+BOOST_AUTO_TEST_CASE(plugin_reports_are_valid_json) {
+    cktest::TempDir out;
+    auto r = cktest::run_ckhost({"--plugin-dir", plugin_dir(), "--json", "--pipeline",
+                                 "gguf:testkit[report=garbage]:gguf", "-i", sample(), "-o",
+                                 (out / "o.gguf").string()});
+    BOOST_TEST(r.exit_code == 3, r.err);
+    BOOST_TEST(contains(r.err, "not valid JSON under 'testkit'"), r.err);
+    BOOST_TEST(r.out.empty(), r.out);
+    BOOST_TEST(out.entries().empty());
+
+    r = cktest::run_ckhost({"--plugin-dir", plugin_dir(), "--json", "--pipeline",
+                            "gguf:testkit[report=valid]:gguf", "-i", sample(), "-o",
+                            (out / "o.gguf").string()});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    const auto doc = nlohmann::json::parse(r.out);
+    BOOST_TEST(doc["reports"]["testkit"]["ok"].get<bool>());
+    BOOST_TEST(doc["notes"][0].get<std::string>() == "testkit: planned 21 tensors");
+    // Without --json the note goes to stderr.
+    r = cktest::run_ckhost({"--plugin-dir", plugin_dir(), "--pipeline",
+                            "gguf:testkit[report=valid]:gguf", "-i", sample(), "-o",
+                            (out / "p.gguf").string()});
+    BOOST_TEST(r.exit_code == 0, r.err);
+    BOOST_TEST(contains(r.err, "testkit: planned 21 tensors"), r.err);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

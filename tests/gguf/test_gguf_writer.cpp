@@ -17,7 +17,7 @@ namespace {
 // Writes `header` with the tensors of `source` (same order) through GgufWriter.
 void write_model(const ck::ModelHeader& header, ck::gguf::GgufReader& source,
                  const fs::path& path) {
-    ck::Context context;
+    ck::RecordingContext context;
     ck::gguf::GgufWriter writer(context);
     writer.prepare(header, path);
     ck::OutputSet out(false);
@@ -33,7 +33,7 @@ BOOST_AUTO_TEST_SUITE(gguf_writer)
 
 BOOST_AUTO_TEST_CASE(changed_alignment_is_honoured) {
     cktest::TempDir dir;
-    ck::Context context;
+    ck::RecordingContext context;
     ck::gguf::GgufReader reader(context);
     ck::ModelHeader header = reader.open(cktest::test_data() / "bad" / "valid_base.gguf");
     header.metadata.set("general.alignment", ck::Value::of_u32(256));
@@ -54,7 +54,7 @@ BOOST_AUTO_TEST_CASE(changed_alignment_is_honoured) {
 
 BOOST_AUTO_TEST_CASE(quantization_version_added_for_non_gguf_sources) {
     cktest::TempDir dir;
-    ck::Context context;
+    ck::RecordingContext context;
     ck::gguf::GgufReader reader(context);
     ck::ModelHeader header = reader.open(cktest::test_data() / "bad" / "valid_base.gguf");
     BOOST_TEST_REQUIRE(
@@ -75,7 +75,7 @@ BOOST_AUTO_TEST_CASE(quantization_version_added_for_non_gguf_sources) {
 }
 
 BOOST_AUTO_TEST_CASE(inconsistent_headers_are_refused_in_prepare) {
-    ck::Context context;
+    ck::RecordingContext context;
     ck::gguf::GgufReader reader(context);
     const ck::ModelHeader base = reader.open(cktest::test_data() / "bad" / "valid_base.gguf");
     ck::gguf::GgufWriter writer(context);
@@ -101,7 +101,7 @@ BOOST_AUTO_TEST_CASE(inconsistent_headers_are_refused_in_prepare) {
 
 BOOST_AUTO_TEST_CASE(directory_destination_uses_the_input_name) {
     cktest::TempDir dir;
-    ck::Context context;
+    ck::RecordingContext context;
     ck::gguf::GgufReader reader(context);
     ck::ModelHeader header = reader.open(cktest::test_data() / "bad" / "valid_base.gguf");
     ck::gguf::GgufWriter writer(context);

@@ -51,7 +51,7 @@ BOOST_AUTO_TEST_CASE(schemes_file_picks_dtypes_exact_names_first) {
     auto r = gltest::convert("gguf:gguflite[schemes=" + mixed_schemes(dir).string() + "]",
                              gltest::sample(), dir / "m.gguflite");
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
-    ck::Context context;
+    ck::RecordingContext context;
     ck::gguflite::GgufLiteReader reader(context);
     reader.open(dir / "m.gguflite");
     for (const auto& t : reader.stored()) {
@@ -78,7 +78,7 @@ BOOST_AUTO_TEST_CASE(gguflite_to_gguf_keeps_floats_and_dequantizes_q8_q4) {
     r = gltest::convert("gguflite:gguf", dir / "m.gguflite", dir / "m.gguf");
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
 
-    ck::Context context;
+    ck::RecordingContext context;
     ck::gguflite::GgufLiteReader lite(context);
     ck::gguf::GgufReader gguf(context);
     const ck::ModelHeader a = lite.open(dir / "m.gguflite"), b = gguf.open(dir / "m.gguf");

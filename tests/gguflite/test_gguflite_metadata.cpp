@@ -55,7 +55,7 @@ void round_trip(const fs::path& source, const std::string& scheme) {
     r = gltest::convert("gguflite:gguf", dir / "a.gguflite", dir / "b.gguf");
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
 
-    ck::Context context;
+    ck::RecordingContext context;
     ck::gguf::GgufReader original(context), back(context);
     const ck::ModelHeader a = original.open(source), b = back.open(dir / "b.gguf");
     check_same_metadata(a.metadata, b.metadata);
@@ -87,7 +87,7 @@ BOOST_AUTO_TEST_CASE(tiny_llama_tokenizer_survives_the_round_trip,
                      *utf::precondition(cktest::SharedDataPresent())) {
     const fs::path source = *cktest::shared_data() / "tiny-llama-q4_k_m.gguf";
     round_trip(source, "f32");
-    ck::Context context;
+    ck::RecordingContext context;
     ck::gguf::GgufReader reader(context);
     const ck::ModelHeader h = reader.open(source);
     BOOST_TEST(h.metadata.find("tokenizer.ggml.tokens")->array().size() == 32000u);
@@ -160,7 +160,7 @@ BOOST_AUTO_TEST_CASE(hand_written_lines_without_a_type_are_strings) {
     b.add_f32("w", {2, 3});
     cktest::write_file(dir / "hand.gguflite", b.bytes());
 
-    ck::Context context;
+    ck::RecordingContext context;
     ck::gguflite::GgufLiteReader reader(context);
     const ck::ModelHeader h = reader.open(dir / "hand.gguflite");
     BOOST_TEST_REQUIRE(h.metadata.size() == 5u);

@@ -76,7 +76,7 @@ BOOST_AUTO_TEST_CASE(python_reader_matches_ckhost, *utf::precondition(PythonPres
     r = gltest::convert("gguflite:gguf", dir / "m.gguflite", dir / "m.gguf");
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
 
-    ck::Context context;
+    ck::RecordingContext context;
     ck::gguf::GgufReader gguf(context);
     const ck::ModelHeader h = gguf.open(dir / "m.gguf");
     std::ifstream summary_file(dir / "summary.json");

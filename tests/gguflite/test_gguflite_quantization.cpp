@@ -39,7 +39,7 @@ nlohmann::json check_scheme(const std::string& scheme) {
         gltest::convert("gguf:gguflite[scheme=" + scheme + ",report]", source, out, {"--json"});
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
 
-    ck::Context context;
+    ck::RecordingContext context;
     ck::gguf::GgufReader f32(context);
     ck::gguflite::GgufLiteReader lite(context);
     const ck::ModelHeader a = f32.open(source);

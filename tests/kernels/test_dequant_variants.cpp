@@ -70,7 +70,7 @@ BOOST_AUTO_TEST_CASE(same_as_scalar_on_ggml_test_data) {
         BOOST_TEST_MESSAGE("this CPU has no AVX2: only the scalar kernels run here");
         return;
     }
-    ck::Context context;
+    ck::RecordingContext context;
     ck::gguf::GgufReader reader(context);
     const ck::ModelHeader header = reader.open(cktest::test_data() / "types" / "types.gguf");
     for (Isa isa : supported_simd()) {

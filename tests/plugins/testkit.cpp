@@ -16,17 +16,24 @@ namespace {
 
 class Testkit final : public ck::Transform {
   public:
-    explicit Testkit(const ck::Options& o)
+    Testkit(const ck::Options& o, ck::Context& context)
         : fail_at_(o.get_u64("fail_at", UINT64_MAX)),
           fail_with_(o.get("fail_with", "std")),
           sleep_ms_(o.get_u64("sleep_ms", 0)),
           fail_in_plan_(o.get_bool("fail_in_plan", false)),
           truncate_at_(o.get_u64("truncate_at", UINT64_MAX)),
-          truncate_to_(o.get_u64("truncate_to", 0)) {}
+          truncate_to_(o.get_u64("truncate_to", 0)),
+          report_(o.get("report")),
+          context_(context) {}
 
     ck::ModelHeader plan(const ck::ModelHeader& in) override {
         if (fail_in_plan_) throw std::logic_error("testkit refuses to plan");
         source_ = in.source;
+        if (report_ == "garbage") context_.report("testkit", "{not json");
+        if (report_ == "valid") {
+            context_.report("testkit", R"({"ok": true})");
+            context_.note("testkit: planned " + std::to_string(in.tensors.size()) + " tensors");
+        }
         return in;
     }
 
@@ -52,6 +59,8 @@ class Testkit final : public ck::Transform {
     std::uint64_t truncate_at_;
     std::uint64_t truncate_to_;
     std::string source_;
+    std::string report_;
+    ck::Context& context_;
 };
 
 const ck_option_descriptor options[] = {
@@ -62,6 +71,7 @@ const ck_option_descriptor options[] = {
     {"truncate_at", CK_STAGE_TRANSFORM, nullptr, nullptr,
      "truncate the input file before handing out tensor N"},
     {"truncate_to", CK_STAGE_TRANSFORM, "0", nullptr, "the size truncate_at leaves"},
+    {"report", CK_STAGE_TRANSFORM, nullptr, "garbage|valid", "report a JSON value from plan()"},
 };
 
 const ck_plugin_descriptor descriptor = {
@@ -74,7 +84,7 @@ const ck_plugin_descriptor descriptor = {
     sizeof options / sizeof options[0],
     nullptr,
     nullptr,
-    [](const ck::Options& o, ck::Context&) -> ck::Transform* { return new Testkit(o); },
+    [](const ck::Options& o, ck::Context& c) -> ck::Transform* { return new Testkit(o, c); },
     nullptr,
     nullptr,
 };

@@ -90,7 +90,7 @@ void write_float_model(const fs::path& path) {
     add("i32", 26, {1});
     add("i64", 27, {2});
     add("f64", 28, {3});
-    ck::Context context;
+    ck::RecordingContext context;
     ck::gguf::GgufWriter writer(context);
     writer.prepare(h, path);
     ck::OutputSet out(false);
@@ -205,7 +205,7 @@ BOOST_AUTO_TEST_CASE(repacked_pairs_are_stored_as_the_spec_says) {
     BOOST_TEST(t["__metadata__"]["blk.0.ffn_down.weight"] == "nf4-absmax-64");
 
     // Read back: the pair and its format are in the header the next stage sees.
-    ck::Context context;
+    ck::RecordingContext context;
     ck::safetensors::SafetensorsReader reader(context);
     const ck::ModelHeader h = reader.open(dir / "nf4.safetensors");
     BOOST_TEST(h.metadata.find("ckhost.repack.blk.0.ffn_down.weight")->str() == "nf4-absmax-64");

@@ -26,7 +26,7 @@ std::string sample() {
 // Checks that `converted` holds every tensor of `source` dequantized by the scalar reference
 // (the plugin itself uses the best SIMD variant), rounded to f16 when `f16` is set.
 void check_dequantized(const fs::path& source, const fs::path& converted, bool f16) {
-    ck::Context context;
+    ck::RecordingContext context;
     ck::gguf::GgufReader in(context), out(context);
     const ck::ModelHeader a = in.open(source), b = out.open(converted);
     BOOST_TEST_REQUIRE(a.tensors.size() == b.tensors.size());
@@ -95,7 +95,7 @@ BOOST_AUTO_TEST_CASE(only_and_skip_select_tensors) {
     auto r =
         convert("gguf:dequant[to=f32,only=blk.1.*,skip=*ffn_down*]:gguf", sample(), dir / "o.gguf");
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
-    ck::Context context;
+    ck::RecordingContext context;
     ck::gguf::GgufReader out(context);
     for (const auto& t : out.open(dir / "o.gguf").tensors) {
         const bool selected =

@@ -47,7 +47,7 @@ struct Accuracy {
 // Decodes every repacked tensor of `repacked` (a safetensors file) and compares it with the
 // exactly dequantized tensor of `source`; pass-through tensors must be the source's bytes.
 Accuracy check_against_source(const fs::path& source, const fs::path& repacked) {
-    ck::Context context;
+    ck::RecordingContext context;
     ck::gguf::GgufReader in(context);
     ck::safetensors::SafetensorsReader out(context);
     const ck::ModelHeader a = in.open(source), b = out.open(repacked);
@@ -266,7 +266,7 @@ BOOST_AUTO_TEST_CASE(sizes_that_do_not_fit_the_blocks_pass_through) {
     add("b.weight", {32, 3});
     add("c.weight", {128, 2});
     {
-        ck::Context context;
+        ck::RecordingContext context;
         ck::gguf::GgufWriter writer(context);
         writer.prepare(h, dir / "in.gguf");
         ck::OutputSet out(false);

@@ -1,4 +1,5 @@
-// What a stage can tell the host while it runs: warnings, report entries, cancellation.
+// What a stage can tell the host while it runs (Context), what the host reads back
+// (RecordingContext), and cancellation.
 #pragma once
 
 #include <atomic>
@@ -10,18 +11,39 @@
 
 namespace ck {
 
+// The calls a plugin may make. Plugins receive a Context& and never see what the host does
+// with it.
 class CK_SDK_API Context {
   public:
+    virtual ~Context();
     // A warning is printed on stderr (unless --quiet) and listed in the JSON report.
-    void warn(std::string message);
-    // A report entry; `json_value` must be valid JSON (a number, "string", object, ...).
+    virtual void warn(std::string message) = 0;
+    // An informational line (what a stage decided, a summary): printed on stderr unless
+    // --quiet or --json, listed in the JSON report under "notes".
+    virtual void note(std::string message) = 0;
+    // A report entry under "reports" in --json output. `json_value` must be valid JSON (a
+    // number, "string", object, ...): anything else throws a ck::Error naming the key, here,
+    // so that the host's --json output is always valid.
     void report(std::string key, std::string json_value);
 
+  protected:
+    virtual void record_report(std::string key, std::string json_value) = 0;
+};
+
+// The Context the host (and a test driving a stage in process) creates and reads back.
+class CK_SDK_API RecordingContext final : public Context {
+  public:
+    void warn(std::string message) override;
+    void note(std::string message) override;
+
     const std::vector<std::string>& warnings() const noexcept { return warnings_; }
+    const std::vector<std::string>& notes() const noexcept { return notes_; }
     const std::map<std::string, std::string>& reports() const noexcept { return reports_; }
 
   private:
+    void record_report(std::string key, std::string json_value) override;
     std::vector<std::string> warnings_;
+    std::vector<std::string> notes_;
     std::map<std::string, std::string> reports_;
 };
 

@@ -48,7 +48,18 @@ class CK_SDK_API OutputFile {
     std::vector<std::byte> buffer_;
 };
 
-class CK_SDK_API OutputSet {
+// What a writer gets: a place to create output files, nothing more. The host keeps the
+// OutputSet behind it and alone decides to commit or abort.
+class CK_SDK_API OutputSink {
+  public:
+    // Opens a temporary file beside final_path (see OutputSet::create).
+    virtual OutputFile& create(const std::filesystem::path& final_path) = 0;
+
+  protected:
+    ~OutputSink() = default;
+};
+
+class CK_SDK_API OutputSet final : public OutputSink {
   public:
     explicit OutputSet(bool overwrite) : overwrite_(overwrite) {}
     OutputSet(const OutputSet&) = delete;
@@ -60,7 +71,7 @@ class CK_SDK_API OutputSet {
     // replaced and the link stays. Refuses an existing file unless overwriting is allowed,
     // and anything that is not a regular file (a directory, a device, a FIFO, a socket)
     // always: renaming over it would destroy it.
-    OutputFile& create(const std::filesystem::path& final_path);
+    OutputFile& create(const std::filesystem::path& final_path) override;
     // Checks, without creating anything, that create(final_path) would be allowed.
     void check_target(const std::filesystem::path& final_path) const;
 

@@ -3,7 +3,7 @@
 //   Reader::open            -> ModelHeader (metadata + tensor directory, no tensor bytes)
 //   Transform::plan         -> the header it will produce (pure, descriptors only)
 //   Writer::prepare         -> every check, order and layout fixed; nothing written
-//   Writer::begin           -> output files created
+//   Writer::begin           -> output files created through the host's OutputSink
 //   for each tensor in Writer::order():  Reader::tensor -> Transform::apply... -> Writer::write
 //   Writer::finish          -> headers and checksums patched; the host commits the outputs
 //
@@ -60,7 +60,7 @@ class Writer {
     // a header holding any other ckhost.* key: writing it without understanding it would give
     // a file that looks valid and is wrong (padded heads read as wider heads, u8 codes as i8).
     virtual std::vector<std::string> understood_keys() const { return {}; }
-    virtual void begin(OutputSet& out) = 0;
+    virtual void begin(OutputSink& out) = 0;
     virtual void write(std::size_t index, const TensorView& tensor) = 0;
     virtual void finish() = 0;
 };
