@@ -7,6 +7,7 @@
 
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
+#include "ck/support/byte_cursor.hpp"
 #include "gguflite_codec.hpp"
 #include "json_text.hpp"
 #include "metadata_text.hpp"
@@ -17,44 +18,7 @@ namespace ck::gguflite {
 
 namespace {
 
-// Reads little-endian fields in order; every read is bounded by the file.
-class Cursor {
-  public:
-    Cursor(const std::byte* data, std::uint64_t size, const std::string& file)
-        : data_(data), size_(size), file_(file) {}
-
-    std::uint64_t pos() const { return pos_; }
-    std::uint64_t remaining() const { return size_ - pos_; }
-    const std::byte* here() const { return data_ + pos_; }
-    void skip(std::uint64_t n) { pos_ += n; }
-
-    [[noreturn]] void fail(const std::string& message, std::uint64_t at,
-                           const std::string& subject = {}) const {
-        throw Error(message, file_, at, subject);
-    }
-
-    void need(std::uint64_t n, const char* what, const std::string& subject) const {
-        if (n > remaining())
-            fail("file ends inside " + std::string(what) + " (needs " + std::to_string(n) +
-                     " bytes, " + std::to_string(remaining()) + " remain)",
-                 pos_, subject);
-    }
-
-    template <class T>
-    T read(const char* what, const std::string& subject) {
-        need(sizeof(T), what, subject);
-        T v;
-        std::memcpy(&v, here(), sizeof(T));  // little-endian host (gguflite_format.hpp)
-        pos_ += sizeof(T);
-        return v;
-    }
-
-  private:
-    const std::byte* data_;
-    std::uint64_t size_;
-    std::uint64_t pos_ = 0;
-    const std::string& file_;
-};
+using support::ByteCursor;
 
 std::string tensor_subject(std::uint64_t index, std::string_view name) {
     return "tensor " + std::to_string(index) + " '" + std::string(name) + "'";
@@ -66,7 +30,7 @@ std::string shape_text(std::span<const std::uint32_t> dims) {
     return s + "]";
 }
 
-void check_magic(Cursor& in) {
+void check_magic(ByteCursor& in) {
     const auto* head = reinterpret_cast<const char*>(in.here());
     if (in.remaining() < 4) in.fail("file too short to hold the GGUF-lite magic", 0, "magic");
     const auto found = in.read<std::uint32_t>("the magic", "magic");
@@ -82,17 +46,16 @@ void check_magic(Cursor& in) {
 }
 
 // Reads one descriptor and checks everything about it that does not need the others.
-StoredTensor read_descriptor(Cursor& in, std::uint64_t index,
+StoredTensor read_descriptor(ByteCursor& in, std::uint64_t index,
                              std::vector<std::uint64_t>& offset_field_at) {
     StoredTensor t;
     t.descriptor_at = in.pos();
     const std::string index_subject = "tensor " + std::to_string(index);
     const auto name_len = in.read<std::uint16_t>("the name length", index_subject);
-    in.need(name_len, "the tensor name", index_subject);
-    t.name.assign(reinterpret_cast<const char*>(in.here()), name_len);
+    const std::uint64_t name_at = in.pos();
+    t.name = in.chars(name_len, "the tensor name", index_subject);
     if (auto bad = invalid_utf8_at(t.name))
-        in.fail("name is not valid UTF-8", in.pos() + *bad, index_subject);
-    in.skip(name_len);
+        in.fail("name is not valid UTF-8", name_at + *bad, index_subject);
     const std::string subject = tensor_subject(index, t.name);
 
     const std::uint64_t n_dims_at = in.pos();
@@ -137,10 +100,9 @@ StoredTensor read_descriptor(Cursor& in, std::uint64_t index,
 }  // namespace
 
 bool looks_like_gguflite(const unsigned char* head, std::size_t size) {
-    std::uint32_t found = 0;
     if (size < 4) return false;
-    std::memcpy(&found, head, 4);
-    return found == magic;
+    ByteCursor in(reinterpret_cast<const std::byte*>(head), size, {});
+    return in.read<std::uint32_t>("the magic") == magic;
 }
 
 ModelHeader GgufLiteReader::open(const fs::path& path) {
@@ -152,7 +114,7 @@ ModelHeader GgufLiteReader::open(const fs::path& path) {
         throw Error("empty file (0 bytes): not a GGUF-lite file", file_, 0, "magic");
     auto mapping = MappedFile::open(path);
     mapping_ = mapping;
-    Cursor in(mapping->data(), mapping->size(), file_);
+    ByteCursor in(mapping->data(), mapping->size(), file_);
 
     check_magic(in);
     const std::uint64_t version_at = in.pos();
@@ -178,9 +140,9 @@ ModelHeader GgufLiteReader::open(const fs::path& path) {
     ModelHeader header;
     header.source = file_;
     header.format = "gguflite";
-    const std::string_view text(reinterpret_cast<const char*>(in.here()), metadata_bytes_);
-    header.metadata = parse_metadata(text, in.pos(), file_);
-    in.skip(metadata_bytes_);
+    const std::uint64_t metadata_at = in.pos();
+    const std::string_view text = in.chars(metadata_bytes_, "the metadata", "metadata_len");
+    header.metadata = parse_metadata(text, metadata_at, file_);
 
     stored_.clear();
     stored_.reserve(n_tensors);
