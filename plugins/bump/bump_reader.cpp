@@ -1,7 +1,5 @@
 #include "bump_reader.hpp"
 
-#include <boost/endian/conversion.hpp>
-
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -14,6 +12,7 @@
 
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
+#include "ck/support/byte_cursor.hpp"
 #include "sha256_stream.hpp"
 
 namespace fs = std::filesystem;
@@ -101,9 +100,9 @@ ModelHeader BumpReader::open(const fs::path& path) {
                     "field 'version'");
 
     const Header& h = header_;
-    const std::uint64_t count =
-        boost::endian::endian_load<std::uint32_t, 4, boost::endian::order::little>(
-            reinterpret_cast<const unsigned char*>(data + table_count_offset));
+    support::ByteCursor in(data, size, file);
+    in.seek(table_count_offset, "the dtype table");
+    const std::uint64_t count = in.read<std::uint32_t>("the dtype table count");
     if (count != slot_count(h.num_layers))
         throw Error("dtype table has " + std::to_string(count) + " entries, expected 14 L + 4 = " +
                         std::to_string(slot_count(h.num_layers)) + " for num_layers " +
@@ -126,7 +125,7 @@ ModelHeader BumpReader::open(const fs::path& path) {
     dtype_table_.clear();
     std::vector<std::uint32_t> types;
     for (std::uint64_t i = 0; i < count; ++i) {
-        auto code = static_cast<std::uint8_t>(data[table_count_offset + 4 + i]);
+        auto code = in.read<std::uint8_t>("the dtype table");
         auto type = ggml_type_of(code);
         if (!type)
             throw Error("dtype code " + std::to_string(code) + " (" +

@@ -1,7 +1,5 @@
 #include "safetensors_reader.hpp"
 
-#include <boost/endian/conversion.hpp>
-
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -10,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ck/error.hpp"
+#include "ck/support/byte_cursor.hpp"
 #include "metadata_json.hpp"
 #include "repacked_tensors.hpp"
 #include "safetensors_format.hpp"
@@ -204,9 +203,8 @@ ModelHeader SafetensorsReader::open(const fs::path& path) {
                         " bytes; a safetensors file starts with an 8-byte header length",
                     file_, 0, "header length");
     mapping_ = MappedFile::open(file_);
-    const auto header_size =
-        boost::endian::endian_load<std::uint64_t, 8, boost::endian::order::little>(
-            reinterpret_cast<const unsigned char*>(mapping_->data()));
+    support::ByteCursor in(mapping_->data(), mapping_->size(), file_);
+    const auto header_size = in.read<std::uint64_t>("the header length", "header length");
     if (header_size > file_size - 8)
         throw Error("header of " + std::to_string(header_size) +
                         " bytes is larger than the file (" + std::to_string(file_size - 8) +
