@@ -212,20 +212,20 @@ json job_json(std::size_t number, const JobState& s) {
     return j;
 }
 
-}  // namespace
-
-void batch_signal_received() noexcept {
-    if (signals_received.fetch_add(1) == 0) ck::request_interrupt();
-}
-
-int run_batch(PluginRegistry& registry, const BatchSettings& settings, std::ostream& out,
-              std::ostream& err) {
-    const auto started = std::chrono::steady_clock::now();
+std::vector<JobState> load_jobs(const BatchSettings& settings) {
     std::vector<JobState> jobs;
     for (auto& job : parse_jobs(read_jobs_text(settings.jobs_file), settings.jobs_file)) {
         jobs.emplace_back();
         jobs.back().job = std::move(job);
     }
+    return jobs;
+}
+
+// Workers take the next job until none is left or the batch is interrupted, planning each
+// first; every finished job gets a progress line on `err` unless the batch is quiet. Jobs never
+// started end as not_run.
+void run_jobs(PluginRegistry& registry, const BatchSettings& settings, std::vector<JobState>& jobs,
+              std::ostream& err) {
     Planner planner(registry, jobs, settings.force);
 
     std::mutex print;
@@ -241,7 +241,6 @@ int run_batch(PluginRegistry& registry, const BatchSettings& settings, std::ostr
         err << "\n";
     };
 
-    // Workers take the next job until none is left or the batch is interrupted.
     std::atomic<std::size_t> next{0};
     auto worker = [&] {
         for (std::size_t i; (i = next++) < jobs.size();) {
@@ -260,54 +259,87 @@ int run_batch(PluginRegistry& registry, const BatchSettings& settings, std::ostr
     }
     for (auto& s : jobs)
         if (s.status == Status::pending) s.status = Status::not_run;
+}
 
+// How many jobs ended in each final status (every one present, zero or not).
+std::map<Status, std::size_t> count_statuses(const std::vector<JobState>& jobs) {
     std::map<Status, std::size_t> counts;
+    for (Status st :
+         {Status::ok, Status::skipped, Status::failed, Status::interrupted, Status::not_run})
+        counts[st] = 0;
     for (const auto& s : jobs) ++counts[s.status];
+    return counts;
+}
+
+// The `--json` report: the batch, a summary by status, and every job with its own report.
+void print_json_report(std::ostream& out, const BatchSettings& settings,
+                       const std::vector<JobState>& jobs,
+                       const std::map<Status, std::size_t>& counts, double seconds,
+                       bool interrupted) {
+    json list = json::array();
+    for (std::size_t i = 0; i < jobs.size(); ++i) list.push_back(job_json(i + 1, jobs[i]));
+    json summary = {{"jobs", jobs.size()}};
+    for (Status st :
+         {Status::ok, Status::skipped, Status::failed, Status::interrupted, Status::not_run})
+        summary[status_name(st)] = counts.at(st);
+    out << json{{"command", "batch"},
+                {"jobs_file", settings.jobs_file},
+                {"parallel", settings.parallel},
+                {"interrupted", interrupted},
+                {"seconds", seconds},
+                {"summary", summary},
+                {"jobs", list}}
+               .dump(1, ' ', false, json::error_handler_t::replace)
+        << "\n";
+}
+
+// The text report: one line per job (with its error and warnings), then the totals.
+void print_text_report(std::ostream& out, const std::vector<JobState>& jobs,
+                       const std::map<Status, std::size_t>& counts, double seconds) {
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+        const JobState& s = jobs[i];
+        out << std::setw(3) << i + 1 << "  " << std::left << std::setw(11) << status_name(s.status)
+            << std::right << std::setw(9)
+            << (s.status == Status::ok || s.status == Status::failed ? seconds_text(s.seconds)
+                                                                     : "-")
+            << "  " << s.job.where << "  " << s.job.pipeline << "  " << s.job.input.string()
+            << " -> " << s.job.output.string() << "\n";
+        if (!s.message.empty())
+            out << "     " << (s.status == Status::skipped ? "" : "error: ") << s.message << "\n";
+        if (s.report.is_object() && s.report.contains("warnings"))
+            for (const auto& w : s.report["warnings"])
+                if (w.is_string()) out << "     warning: " << w.get<std::string>() << "\n";
+    }
+    out << jobs.size() << " jobs: " << counts.at(Status::ok) << " ok, "
+        << counts.at(Status::skipped) << " skipped, " << counts.at(Status::failed) << " failed";
+    if (counts.at(Status::interrupted) || counts.at(Status::not_run))
+        out << ", " << counts.at(Status::interrupted) << " interrupted, "
+            << counts.at(Status::not_run) << " not run";
+    out << " (" << seconds_text(seconds) << ")\n";
+}
+
+}  // namespace
+
+void batch_signal_received() noexcept {
+    if (signals_received.fetch_add(1) == 0) ck::request_interrupt();
+}
+
+int run_batch(PluginRegistry& registry, const BatchSettings& settings, std::ostream& out,
+              std::ostream& err) {
+    const auto started = std::chrono::steady_clock::now();
+    std::vector<JobState> jobs = load_jobs(settings);
+    run_jobs(registry, settings, jobs, err);
+
+    const std::map<Status, std::size_t> counts = count_statuses(jobs);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const bool interrupted = signals_received.load() > 0;
-
-    if (settings.json) {
-        json list = json::array();
-        for (std::size_t i = 0; i < jobs.size(); ++i) list.push_back(job_json(i + 1, jobs[i]));
-        json summary = {{"jobs", jobs.size()}};
-        for (Status st :
-             {Status::ok, Status::skipped, Status::failed, Status::interrupted, Status::not_run})
-            summary[status_name(st)] = counts[st];
-        out << json{{"command", "batch"},
-                    {"jobs_file", settings.jobs_file},
-                    {"parallel", settings.parallel},
-                    {"interrupted", interrupted},
-                    {"seconds", seconds},
-                    {"summary", summary},
-                    {"jobs", list}}
-                   .dump(1, ' ', false, json::error_handler_t::replace)
-            << "\n";
-    } else {
-        for (std::size_t i = 0; i < jobs.size(); ++i) {
-            const JobState& s = jobs[i];
-            out << std::setw(3) << i + 1 << "  " << std::left << std::setw(11)
-                << status_name(s.status) << std::right << std::setw(9)
-                << (s.status == Status::ok || s.status == Status::failed ? seconds_text(s.seconds)
-                                                                         : "-")
-                << "  " << s.job.where << "  " << s.job.pipeline << "  " << s.job.input.string()
-                << " -> " << s.job.output.string() << "\n";
-            if (!s.message.empty())
-                out << "     " << (s.status == Status::skipped ? "" : "error: ") << s.message
-                    << "\n";
-            if (s.report.is_object() && s.report.contains("warnings"))
-                for (const auto& w : s.report["warnings"])
-                    if (w.is_string()) out << "     warning: " << w.get<std::string>() << "\n";
-        }
-        out << jobs.size() << " jobs: " << counts[Status::ok] << " ok, " << counts[Status::skipped]
-            << " skipped, " << counts[Status::failed] << " failed";
-        if (counts[Status::interrupted] || counts[Status::not_run])
-            out << ", " << counts[Status::interrupted] << " interrupted, "
-                << counts[Status::not_run] << " not run";
-        out << " (" << seconds_text(seconds) << ")\n";
-    }
+    if (settings.json)
+        print_json_report(out, settings, jobs, counts, seconds, interrupted);
+    else
+        print_text_report(out, jobs, counts, seconds);
     if (interrupted) return ckhost::interrupted;
-    return counts[Status::failed] ? failed : ok;
+    return counts.at(Status::failed) ? failed : ok;
 }
 
 }  // namespace ckhost

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ck/ggml_types.hpp"
+#include "ck/support/byte_cursor.hpp"
 
 namespace ck::bump {
 namespace {
@@ -16,12 +17,6 @@ template <class T>
 void store(std::array<std::byte, header_bytes>& out, std::size_t offset, T v) {
     boost::endian::endian_store<T, sizeof(T), boost::endian::order::little>(
         reinterpret_cast<unsigned char*>(out.data() + offset), v);
-}
-
-template <class T>
-T load(std::span<const std::byte, header_bytes> in, std::size_t offset) {
-    return boost::endian::endian_load<T, sizeof(T), boost::endian::order::little>(
-        reinterpret_cast<const unsigned char*>(in.data() + offset));
 }
 
 }  // namespace
@@ -86,21 +81,27 @@ std::array<std::byte, header_bytes> encode_header(const Header& h) {
     return out;
 }
 
-Header decode_header(std::span<const std::byte, header_bytes> in) {
+Header decode_header(std::span<const std::byte, header_bytes> bytes) {
+    // The fields follow each other without padding, in the order of encode_header's offsets.
+    support::ByteCursor in(bytes, {});
+    auto copy = [&](auto& field) {
+        std::memcpy(field.data(), in.bytes(field.size(), "the header").data(), field.size());
+    };
+    in.skip(magic.size(), "the header");
     Header h;
-    h.version = load<std::uint32_t>(in, 0x08);
-    h.model_type = load<std::uint32_t>(in, 0x0C);
-    h.num_layers = load<std::uint32_t>(in, 0x10);
-    h.vocab_size = load<std::uint32_t>(in, 0x14);
-    h.embed_dim = load<std::uint32_t>(in, 0x18);
-    h.context_len = load<std::uint32_t>(in, 0x1C);
-    h.num_heads = load<std::uint32_t>(in, 0x20);
-    h.head_dim = load<std::uint32_t>(in, 0x24);
-    h.aligned_embed_dim = load<std::uint64_t>(in, 0x28);
-    h.aligned_head_dim = load<std::uint64_t>(in, 0x30);
-    h.aligned_context = load<std::uint64_t>(in, 0x38);
-    std::memcpy(h.checksum.data(), in.data() + checksum_offset, h.checksum.size());
-    std::memcpy(h.reserved.data(), in.data() + reserved_offset, h.reserved.size());
+    h.version = in.read<std::uint32_t>("the header");            // 0x08
+    h.model_type = in.read<std::uint32_t>("the header");         // 0x0C
+    h.num_layers = in.read<std::uint32_t>("the header");         // 0x10
+    h.vocab_size = in.read<std::uint32_t>("the header");         // 0x14
+    h.embed_dim = in.read<std::uint32_t>("the header");          // 0x18
+    h.context_len = in.read<std::uint32_t>("the header");        // 0x1C
+    h.num_heads = in.read<std::uint32_t>("the header");          // 0x20
+    h.head_dim = in.read<std::uint32_t>("the header");           // 0x24
+    h.aligned_embed_dim = in.read<std::uint64_t>("the header");  // 0x28
+    h.aligned_head_dim = in.read<std::uint64_t>("the header");   // 0x30
+    h.aligned_context = in.read<std::uint64_t>("the header");    // 0x38
+    copy(h.checksum);                                            // checksum_offset
+    copy(h.reserved);                                            // reserved_offset
     return h;
 }
 

@@ -193,6 +193,172 @@ Config make_config(const llama::ArchKeys& keys, const Geometry& g) {
     return c;
 }
 
+// Which tensor fills which slot, checked one by one in payload order.
+class SlotFiller {
+  public:
+    SlotFiller(TensorChecker& tensors, const Geometry& g)
+        : tensors_(tensors),
+          E_(g.embed),
+          F_(g.ffn),
+          q_rows_(std::int64_t(g.heads) * g.aligned_head_dim),
+          kv_rows_(std::int64_t(g.kv_heads) * g.aligned_head_dim),
+          dims_("E=" + std::to_string(E_) + ", H=" + std::to_string(g.heads) +
+                ", Hkv=" + std::to_string(g.kv_heads) + ", hd=" + std::to_string(g.head_dim) +
+                (g.aligned_head_dim != g.head_dim
+                     ? ", padded head size " + std::to_string(g.aligned_head_dim)
+                     : std::string()) +
+                ", F=" + std::to_string(F_)),
+          head_size_(g.aligned_head_dim != g.head_dim ? "hd_a" : "hd") {}
+
+    // token_emb (the embedding, a weight) and pos_emb (zeros: RoPE models).
+    void embeddings(std::size_t token_embd, std::int64_t vocab, std::vector<SlotFill>& fills) {
+        tensors_.expect_shape(token_embd, {E_, vocab}, "[E, V]");
+        tensors_.expect_weight_dtype(token_embd);
+        weights_.push_back(token_embd);
+        fills.push_back({SlotFill::Kind::copy, {token_embd}});
+        fills.push_back({});  // pos_emb: zeros (RoPE models)
+    }
+
+    // The 14 slots of one layer.
+    void layer(std::uint32_t layer, std::vector<SlotFill>& fills) {
+        const std::string q_formula = std::string("[E, H*") + head_size_ + "]";
+        const std::string kv_formula = std::string("[E, Hkv*") + head_size_ + "]";
+        const std::string blk = "blk." + std::to_string(layer) + ".";
+        fills.push_back(norm(blk + "attn_norm.weight"));
+        fills.push_back(norm(blk + "ffn_norm.weight"));
+        fills.push_back(weight(blk + "attn_q.weight", {E_, q_rows_}, q_formula));
+        fills.push_back(bias(blk + "attn_q.bias", q_rows_, std::string("[H*") + head_size_ + "]"));
+        fills.push_back(weight(blk + "attn_k.weight", {E_, kv_rows_}, kv_formula));
+        fills.push_back(
+            bias(blk + "attn_k.bias", kv_rows_, std::string("[Hkv*") + head_size_ + "]"));
+        fills.push_back(weight(blk + "attn_v.weight", {E_, kv_rows_}, kv_formula));
+        fills.push_back(
+            bias(blk + "attn_v.bias", kv_rows_, std::string("[Hkv*") + head_size_ + "]"));
+        fills.push_back(weight(blk + "attn_output.weight", {E_, E_}, "[E, E]"));
+        fills.push_back({});  // bo
+        fills.push_back(gate_and_up(blk));
+        fills.push_back({});  // b1
+        fills.push_back(weight(blk + "ffn_down.weight", {F_, E_}, "[F, E]"));
+        fills.push_back({});  // b2
+    }
+
+    // final_ln_weight (output_norm) and final_ln_bias (zeros).
+    void final_norm(std::vector<SlotFill>& fills) {
+        fills.push_back(norm("output_norm.weight"));
+        fills.push_back({});  // final_ln_bias
+    }
+
+    // Every weight tensor used so far, for the K-quant rule.
+    const std::vector<std::size_t>& weights() const { return weights_; }
+
+  private:
+    SlotFill weight(const std::string& name, std::vector<std::int64_t> shape,
+                    const std::string& formula) {
+        std::size_t i = tensors_.require(name);
+        tensors_.expect_shape(i, shape, formula + " with " + dims_);
+        tensors_.expect_weight_dtype(i);
+        weights_.push_back(i);
+        return SlotFill{SlotFill::Kind::copy, {i}};
+    }
+
+    SlotFill norm(const std::string& name) {
+        std::size_t i = tensors_.require(name);
+        tensors_.expect_shape(i, {E_}, "[E] with E=" + std::to_string(E_));
+        return norm_fill(tensors_, i);
+    }
+
+    SlotFill bias(const std::string& name, std::int64_t length, const std::string& formula) {
+        auto i = tensors_.find(name);
+        if (!i) return SlotFill{};  // llama has none: zeros, as the reference writes
+        tensors_.expect_shape(*i, {length}, formula + " with " + dims_);
+        return norm_fill(tensors_, *i);
+    }
+
+    // w1: the gate rows, then the up rows, in one dtype.
+    SlotFill gate_and_up(const std::string& blk) {
+        SlotFill w1 = weight(blk + "ffn_gate.weight", {E_, F_}, "[E, F]");
+        SlotFill up = weight(blk + "ffn_up.weight", {E_, F_}, "[E, F]");
+        const TensorInfo& gate_t = tensors_.at(w1.tensors[0]);
+        const TensorInfo& up_t = tensors_.at(up.tensors[0]);
+        if (gate_t.type != up_t.type)
+            throw Error("dtype " + type_string(up_t.type) + ", expected " +
+                            type_string(gate_t.type) + " like " + gate_t.name +
+                            " (bump's w1 holds the gate rows and then the up rows in one dtype)",
+                        {}, {}, tensor_subject(up_t.name));
+        w1.tensors.push_back(up.tensors[0]);
+        return w1;
+    }
+
+    TensorChecker& tensors_;
+    const std::int64_t E_, F_, q_rows_, kv_rows_;
+    const std::string dims_;
+    const char* head_size_;
+    std::vector<std::size_t> weights_;
+};
+
+// Rows cannot be padded inside (the input dimension) once block-quantized, so the runtime
+// needs E and F to be whole K-quant blocks as soon as any weight is a K-quant.
+void check_k_quant_blocks(const TensorChecker& tensors, const std::vector<std::size_t>& weights,
+                          std::int64_t E, std::int64_t F) {
+    for (std::size_t i : weights) {
+        const TensorInfo& t = tensors.at(i);
+        if (!is_k_quant(t.type)) continue;
+        for (auto [value, key] :
+             {std::pair{E, "embedding_length E"}, std::pair{F, "feed_forward_length F"}})
+            if (value % k_quant_block != 0)
+                throw Error("dtype " + type_string(t.type) + " needs " + key +
+                                " to be a multiple of 256 (expected E % 256 == 0 and F % 256 "
+                                "== 0 with K-quant weights), got " +
+                                std::to_string(value) +
+                                "; dequantize the weights with a `dequant[to=f32]` stage",
+                            {}, {}, tensor_subject(t.name));
+        break;
+    }
+}
+
+// Dtype table and layout: each slot's dtype, size and place, and the file size.
+void lay_out(const TensorChecker& tensors, ModelPlan& plan) {
+    std::vector<std::uint32_t> slot_types;
+    const auto roles = slot_roles(plan.geometry.layers);
+    for (std::size_t s = 0; s < plan.fills.size(); ++s) {
+        std::uint32_t type = is_weight_role(roles[s].first)
+                                 ? tensors.at(plan.fills[s].tensors[0]).type
+                                 : static_cast<std::uint32_t>(GgmlType::f32);
+        slot_types.push_back(type);
+        plan.dtype_table.push_back(*weight_dtype_of(type));
+    }
+    plan.slots = layout_slots(plan.geometry, slot_types);
+    plan.file_bytes = header_bytes + 4 + plan.dtype_table.size();
+    for (std::size_t s = 0; s < plan.slots.size(); ++s) {
+        std::uint64_t source = 0;
+        for (std::size_t i : plan.fills[s].tensors)
+            source += plan.fills[s].kind == SlotFill::Kind::widen_to_f32
+                          ? tensors.at(i).elements() * 4
+                          : tensors.at(i).nbytes;
+        if (plan.fills[s].kind != SlotFill::Kind::zeros && source != plan.slots[s].bytes)
+            throw Error("fills " + std::to_string(source) + " bytes of a " +
+                            std::to_string(plan.slots[s].bytes) + "-byte slot",
+                        {}, {}, tensor_subject(tensors.at(plan.fills[s].tensors[0]).name));
+        plan.file_bytes += plan.slots[s].bytes;
+    }
+}
+
+// output.weight: v3 has no slot; the runtime ties the LM head to token_emb.
+void tie_output_weight(TensorChecker& tensors, const TensorInfo& embd, ModelPlan& plan) {
+    auto out = tensors.find(std::string(output_weight_name));
+    if (!out) return;
+    plan.output_weight_index = *out;
+    const TensorInfo& o = tensors.at(*out);
+    if (o.type == embd.type && o.ne == embd.ne && o.nbytes == embd.nbytes) {
+        plan.output_weight = OutputWeight::compare_bytes;
+    } else {
+        plan.output_weight = OutputWeight::untied;
+        plan.untied_reason = "output.weight is " + type_string(o.type) + " " + o.shape_string() +
+                             ", token_embd.weight is " + type_string(embd.type) + " " +
+                             embd.shape_string();
+    }
+}
+
 }  // namespace
 
 ModelPlan plan_model(const ModelHeader& header, const PlanOptions& options) {
@@ -212,135 +378,14 @@ ModelPlan plan_model(const ModelHeader& header, const PlanOptions& options) {
 
     read_sizes(header, keys, tensors, options, g);
 
-    // --- Which tensor fills which slot, checked one by one in payload order.
-    const std::int64_t E = g.embed, F = g.ffn;
-    const std::int64_t q_rows = std::int64_t(g.heads) * g.aligned_head_dim;
-    const std::int64_t kv_rows = std::int64_t(g.kv_heads) * g.aligned_head_dim;
-    const std::string dims = "E=" + std::to_string(E) + ", H=" + std::to_string(g.heads) +
-                             ", Hkv=" + std::to_string(g.kv_heads) +
-                             ", hd=" + std::to_string(g.head_dim) +
-                             (g.aligned_head_dim != g.head_dim
-                                  ? ", padded head size " + std::to_string(g.aligned_head_dim)
-                                  : std::string()) +
-                             ", F=" + std::to_string(F);
-    const char* head_size = g.aligned_head_dim != g.head_dim ? "hd_a" : "hd";
+    SlotFiller filler(tensors, g);
+    filler.embeddings(plan.token_embd, g.vocab, plan.fills);
+    for (std::uint32_t layer = 0; layer < g.layers; ++layer) filler.layer(layer, plan.fills);
+    filler.final_norm(plan.fills);
+    check_k_quant_blocks(tensors, filler.weights(), g.embed, g.ffn);
 
-    std::vector<std::size_t> weights;  // every weight tensor, for the K-quant rule
-    auto weight = [&](const std::string& name, std::vector<std::int64_t> shape,
-                      const std::string& formula) {
-        std::size_t i = tensors.require(name);
-        tensors.expect_shape(i, shape, formula + " with " + dims);
-        tensors.expect_weight_dtype(i);
-        weights.push_back(i);
-        return SlotFill{SlotFill::Kind::copy, {i}};
-    };
-    auto norm = [&](const std::string& name) {
-        std::size_t i = tensors.require(name);
-        tensors.expect_shape(i, {E}, "[E] with E=" + std::to_string(E));
-        return norm_fill(tensors, i);
-    };
-    auto bias = [&](const std::string& name, std::int64_t length, const std::string& formula) {
-        auto i = tensors.find(name);
-        if (!i) return SlotFill{};  // llama has none: zeros, as the reference writes
-        tensors.expect_shape(*i, {length}, formula + " with " + dims);
-        return norm_fill(tensors, *i);
-    };
-
-    tensors.expect_shape(plan.token_embd, {E, g.vocab}, "[E, V]");
-    tensors.expect_weight_dtype(plan.token_embd);
-    weights.push_back(plan.token_embd);
-    plan.fills.push_back({SlotFill::Kind::copy, {plan.token_embd}});
-    plan.fills.push_back({});  // pos_emb: zeros (RoPE models)
-    const std::string q_formula = std::string("[E, H*") + head_size + "]";
-    const std::string kv_formula = std::string("[E, Hkv*") + head_size + "]";
-    for (std::uint32_t layer = 0; layer < g.layers; ++layer) {
-        const std::string blk = "blk." + std::to_string(layer) + ".";
-        plan.fills.push_back(norm(blk + "attn_norm.weight"));
-        plan.fills.push_back(norm(blk + "ffn_norm.weight"));
-        plan.fills.push_back(weight(blk + "attn_q.weight", {E, q_rows}, q_formula));
-        plan.fills.push_back(
-            bias(blk + "attn_q.bias", q_rows, std::string("[H*") + head_size + "]"));
-        plan.fills.push_back(weight(blk + "attn_k.weight", {E, kv_rows}, kv_formula));
-        plan.fills.push_back(
-            bias(blk + "attn_k.bias", kv_rows, std::string("[Hkv*") + head_size + "]"));
-        plan.fills.push_back(weight(blk + "attn_v.weight", {E, kv_rows}, kv_formula));
-        plan.fills.push_back(
-            bias(blk + "attn_v.bias", kv_rows, std::string("[Hkv*") + head_size + "]"));
-        plan.fills.push_back(weight(blk + "attn_output.weight", {E, E}, "[E, E]"));
-        plan.fills.push_back({});  // bo
-        SlotFill w1 = weight(blk + "ffn_gate.weight", {E, F}, "[E, F]");
-        SlotFill up = weight(blk + "ffn_up.weight", {E, F}, "[E, F]");
-        const TensorInfo& gate_t = tensors.at(w1.tensors[0]);
-        const TensorInfo& up_t = tensors.at(up.tensors[0]);
-        if (gate_t.type != up_t.type)
-            throw Error("dtype " + type_string(up_t.type) + ", expected " +
-                            type_string(gate_t.type) + " like " + gate_t.name +
-                            " (bump's w1 holds the gate rows and then the up rows in one dtype)",
-                        {}, {}, tensor_subject(up_t.name));
-        w1.tensors.push_back(up.tensors[0]);
-        plan.fills.push_back(w1);
-        plan.fills.push_back({});  // b1
-        plan.fills.push_back(weight(blk + "ffn_down.weight", {F, E}, "[F, E]"));
-        plan.fills.push_back({});  // b2
-    }
-    plan.fills.push_back(norm("output_norm.weight"));
-    plan.fills.push_back({});  // final_ln_bias
-
-    // Rows cannot be padded inside (the input dimension) once block-quantized, so the runtime
-    // needs E and F to be whole K-quant blocks as soon as any weight is a K-quant.
-    for (std::size_t i : weights) {
-        const TensorInfo& t = tensors.at(i);
-        if (!is_k_quant(t.type)) continue;
-        for (auto [value, key] :
-             {std::pair{E, "embedding_length E"}, std::pair{F, "feed_forward_length F"}})
-            if (value % k_quant_block != 0)
-                throw Error("dtype " + type_string(t.type) + " needs " + key +
-                                " to be a multiple of 256 (expected E % 256 == 0 and F % 256 "
-                                "== 0 with K-quant weights), got " +
-                                std::to_string(value) +
-                                "; dequantize the weights with a `dequant[to=f32]` stage",
-                            {}, {}, tensor_subject(t.name));
-        break;
-    }
-
-    // --- Dtype table and layout.
-    std::vector<std::uint32_t> slot_types;
-    const auto roles = slot_roles(g.layers);
-    for (std::size_t s = 0; s < plan.fills.size(); ++s) {
-        std::uint32_t type = is_weight_role(roles[s].first)
-                                 ? tensors.at(plan.fills[s].tensors[0]).type
-                                 : static_cast<std::uint32_t>(GgmlType::f32);
-        slot_types.push_back(type);
-        plan.dtype_table.push_back(*weight_dtype_of(type));
-    }
-    plan.slots = layout_slots(g, slot_types);
-    plan.file_bytes = header_bytes + 4 + plan.dtype_table.size();
-    for (std::size_t s = 0; s < plan.slots.size(); ++s) {
-        std::uint64_t source = 0;
-        for (std::size_t i : plan.fills[s].tensors)
-            source += plan.fills[s].kind == SlotFill::Kind::widen_to_f32
-                          ? tensors.at(i).elements() * 4
-                          : tensors.at(i).nbytes;
-        if (plan.fills[s].kind != SlotFill::Kind::zeros && source != plan.slots[s].bytes)
-            throw Error("fills " + std::to_string(source) + " bytes of a " +
-                            std::to_string(plan.slots[s].bytes) + "-byte slot",
-                        {}, {}, tensor_subject(tensors.at(plan.fills[s].tensors[0]).name));
-        plan.file_bytes += plan.slots[s].bytes;
-    }
-
-    // --- output.weight: v3 has no slot; the runtime ties the LM head to token_emb.
-    if (auto out = tensors.find(std::string(output_weight_name))) {
-        plan.output_weight_index = *out;
-        const TensorInfo& o = tensors.at(*out);
-        if (o.type == embd.type && o.ne == embd.ne && o.nbytes == embd.nbytes) {
-            plan.output_weight = OutputWeight::compare_bytes;
-        } else {
-            plan.output_weight = OutputWeight::untied;
-            plan.untied_reason = "output.weight is " + type_string(o.type) + " " +
-                                 o.shape_string() + ", token_embd.weight is " +
-                                 type_string(embd.type) + " " + embd.shape_string();
-        }
-    }
+    lay_out(tensors, plan);
+    tie_output_weight(tensors, embd, plan);
     for (std::size_t i = 0; i < header.tensors.size(); ++i)
         if (!tensors.used(i)) plan.dropped.push_back(header.tensors[i].name);
 

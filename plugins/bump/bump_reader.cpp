@@ -1,7 +1,5 @@
 #include "bump_reader.hpp"
 
-#include <boost/endian/conversion.hpp>
-
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -14,6 +12,7 @@
 
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
+#include "ck/support/byte_cursor.hpp"
 #include "sha256_stream.hpp"
 
 namespace fs = std::filesystem;
@@ -87,6 +86,31 @@ ModelHeader BumpReader::open(const fs::path& path) {
     path_ = path;
     const std::string file = path.string();
     mapping_ = MappedFile::open(path);
+    read_header(file);
+    const std::vector<std::uint32_t> types = read_dtype_table(file);
+    check_head_geometry(file);
+    const std::string geometry_source =
+        find_kv_heads_and_ffn(path, types, mapping_->size() - payload_start_);
+    lay_out_slots(types, geometry_source, file);
+
+    ModelHeader out;
+    out.source = file;
+    out.format = "bump";
+    if (config_) out.metadata = config_->entries;
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+        TensorInfo t;
+        t.name = slots_[i].name;
+        t.type = slots_[i].ggml_type;
+        t.ne = slots_[i].ne;
+        t.nbytes = slots_[i].bytes;
+        t.source_offset = offsets_[i];
+        out.tensors.push_back(std::move(t));
+    }
+    out.format_facts = format_facts(geometry_source);
+    return out;
+}
+
+void BumpReader::read_header(const std::string& file) {
     const std::uint64_t size = mapping_->size();
     const std::byte* data = mapping_->data();
     if (!has_magic(reinterpret_cast<const unsigned char*>(data), size))
@@ -99,11 +123,14 @@ ModelHeader BumpReader::open(const fs::path& path) {
     if (header_.version != version)
         throw Error("version " + std::to_string(header_.version) + ", expected 3", file, 0x08,
                     "field 'version'");
+}
 
+std::vector<std::uint32_t> BumpReader::read_dtype_table(const std::string& file) {
     const Header& h = header_;
-    const std::uint64_t count =
-        boost::endian::endian_load<std::uint32_t, 4, boost::endian::order::little>(
-            reinterpret_cast<const unsigned char*>(data + table_count_offset));
+    const std::uint64_t size = mapping_->size();
+    support::ByteCursor in(mapping_->data(), size, file);
+    in.seek(table_count_offset, "the dtype table");
+    const std::uint64_t count = in.read<std::uint32_t>("the dtype table count");
     if (count != slot_count(h.num_layers))
         throw Error("dtype table has " + std::to_string(count) + " entries, expected 14 L + 4 = " +
                         std::to_string(slot_count(h.num_layers)) + " for num_layers " +
@@ -126,7 +153,7 @@ ModelHeader BumpReader::open(const fs::path& path) {
     dtype_table_.clear();
     std::vector<std::uint32_t> types;
     for (std::uint64_t i = 0; i < count; ++i) {
-        auto code = static_cast<std::uint8_t>(data[table_count_offset + 4 + i]);
+        auto code = in.read<std::uint8_t>("the dtype table");
         auto type = ggml_type_of(code);
         if (!type)
             throw Error("dtype code " + std::to_string(code) + " (" +
@@ -135,7 +162,11 @@ ModelHeader BumpReader::open(const fs::path& path) {
         dtype_table_.push_back(code);
         types.push_back(*type);
     }
+    return types;
+}
 
+void BumpReader::check_head_geometry(const std::string& file) {
+    const Header& h = header_;
     if (h.num_heads == 0 || h.head_dim == 0)
         throw Error("num_heads and head_dim must be at least 1, got " +
                         std::to_string(h.num_heads) + " and " + std::to_string(h.head_dim),
@@ -154,11 +185,13 @@ ModelHeader BumpReader::open(const fs::path& path) {
                          h.head_dim,
                          static_cast<std::uint32_t>(h.aligned_head_dim),
                          0};
+}
 
+std::string BumpReader::find_kv_heads_and_ffn(const fs::path& path,
+                                              std::span<const std::uint32_t> types,
+                                              std::uint64_t payload) {
     config_.reset();
     config_path_ = path.parent_path() / "config.json";
-    const std::uint64_t payload = size - payload_start_;
-    std::string geometry_source;
     std::error_code ec;
     if (fs::exists(config_path_, ec)) {
         config_ = read_config_json(config_path_);
@@ -168,20 +201,23 @@ ModelHeader BumpReader::open(const fs::path& path) {
                         config_path_.string());
         geometry_.kv_heads = static_cast<std::uint32_t>(config_->num_key_value_heads);
         geometry_.ffn = static_cast<std::uint32_t>(config_->intermediate_size);
-        geometry_source = "config.json";
-    } else {
-        auto found = infer_kv_heads_and_ffn(geometry_, types, payload);
-        if (found.size() != 1)
-            throw Error("no config.json beside the file, and the file size " +
-                            (found.empty() ? std::string("fits no") : "fits several") +
-                            " (num_key_value_heads, intermediate_size) pairs; put the "
-                            "config.json written with it beside it",
-                        file);
-        geometry_.kv_heads = found[0].first;
-        geometry_.ffn = found[0].second;
-        geometry_source = "inferred from the file size (no config.json)";
+        return "config.json";
     }
+    auto found = infer_kv_heads_and_ffn(geometry_, types, payload);
+    if (found.size() != 1)
+        throw Error("no config.json beside the file, and the file size " +
+                        (found.empty() ? std::string("fits no") : "fits several") +
+                        " (num_key_value_heads, intermediate_size) pairs; put the "
+                        "config.json written with it beside it",
+                    path.string());
+    geometry_.kv_heads = found[0].first;
+    geometry_.ffn = found[0].second;
+    return "inferred from the file size (no config.json)";
+}
 
+void BumpReader::lay_out_slots(std::span<const std::uint32_t> types,
+                               const std::string& geometry_source, const std::string& file) {
+    const std::uint64_t size = mapping_->size();
     try {
         slots_ = layout_slots(geometry_, types);
     } catch (const Error& e) {
@@ -211,47 +247,35 @@ ModelHeader BumpReader::open(const fs::path& path) {
             context_.warn(config_path_.string() + ": " + e.message());
         }
     }
+}
 
-    ModelHeader out;
-    out.source = file;
-    out.format = "bump";
-    if (config_) out.metadata = config_->entries;
-    for (std::size_t i = 0; i < slots_.size(); ++i) {
-        TensorInfo t;
-        t.name = slots_[i].name;
-        t.type = slots_[i].ggml_type;
-        t.ne = slots_[i].ne;
-        t.nbytes = slots_[i].bytes;
-        t.source_offset = offsets_[i];
-        out.tensors.push_back(std::move(t));
-    }
-
+std::vector<std::pair<std::string, std::string>> BumpReader::format_facts(
+    const std::string& geometry_source) const {
+    const Header& h = header_;
     std::map<std::uint8_t, std::size_t> per_code;
     for (std::uint8_t code : dtype_table_) ++per_code[code];
-    std::string table = std::to_string(count) + " entries at byte 132:";
+    std::string table = std::to_string(dtype_table_.size()) + " entries at byte 132:";
     for (auto [code, n] : per_code)
         table += " " + std::string(dtype_name(code)) + " x" + std::to_string(n);
-    auto& facts = out.format_facts;
-    facts = {{"magic", std::string(magic)},
-             {"version", std::to_string(h.version)},
-             {"model_type", std::to_string(h.model_type)},
-             {"num_layers", std::to_string(h.num_layers)},
-             {"vocab_size", std::to_string(h.vocab_size)},
-             {"embed_dim", std::to_string(h.embed_dim)},
-             {"context_len", std::to_string(h.context_len)},
-             {"num_heads", std::to_string(h.num_heads)},
-             {"head_dim", std::to_string(h.head_dim)},
-             {"aligned_embed_dim", std::to_string(h.aligned_embed_dim)},
-             {"aligned_head_dim", std::to_string(h.aligned_head_dim)},
-             {"aligned_context", std::to_string(h.aligned_context)},
-             {"checksum", hex(h.checksum)},
-             {"dtype table", table},
-             {"payload start", std::to_string(payload_start_)},
-             {"file size", std::to_string(size)},
-             {"num_kv_heads", std::to_string(geometry_.kv_heads) + " (" + geometry_source + ")"},
-             {"intermediate_size", std::to_string(geometry_.ffn) + " (" + geometry_source + ")"},
-             {"config.json", config_ ? config_path_.string() : std::string("absent")}};
-    return out;
+    return {{"magic", std::string(magic)},
+            {"version", std::to_string(h.version)},
+            {"model_type", std::to_string(h.model_type)},
+            {"num_layers", std::to_string(h.num_layers)},
+            {"vocab_size", std::to_string(h.vocab_size)},
+            {"embed_dim", std::to_string(h.embed_dim)},
+            {"context_len", std::to_string(h.context_len)},
+            {"num_heads", std::to_string(h.num_heads)},
+            {"head_dim", std::to_string(h.head_dim)},
+            {"aligned_embed_dim", std::to_string(h.aligned_embed_dim)},
+            {"aligned_head_dim", std::to_string(h.aligned_head_dim)},
+            {"aligned_context", std::to_string(h.aligned_context)},
+            {"checksum", hex(h.checksum)},
+            {"dtype table", table},
+            {"payload start", std::to_string(payload_start_)},
+            {"file size", std::to_string(mapping_->size())},
+            {"num_kv_heads", std::to_string(geometry_.kv_heads) + " (" + geometry_source + ")"},
+            {"intermediate_size", std::to_string(geometry_.ffn) + " (" + geometry_source + ")"},
+            {"config.json", config_ ? config_path_.string() : std::string("absent")}};
 }
 
 TensorView BumpReader::tensor(std::size_t index) {

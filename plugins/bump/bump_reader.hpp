@@ -26,6 +26,23 @@ class BumpReader final : public Reader {
     std::uint64_t payload_start() const noexcept { return payload_start_; }
 
   private:
+    // The sections of open(), in file order.
+    void read_header(const std::string& file);
+    // The dtype table: one known code per slot. Sets payload_start_ and dtype_table_; returns
+    // the slots' ggml types.
+    std::vector<std::uint32_t> read_dtype_table(const std::string& file);
+    // num_heads, head_dim and aligned_head_dim in range; sets geometry_ without the two values
+    // the header lacks (num_key_value_heads, intermediate_size).
+    void check_head_geometry(const std::string& file);
+    // Those two, from config.json beside the file or inferred from the payload size; returns
+    // where they came from, for messages and inspect.
+    std::string find_kv_heads_and_ffn(const std::filesystem::path& path,
+                                      std::span<const std::uint32_t> types, std::uint64_t payload);
+    // The slots and their offsets, checked against the file size and the config.
+    void lay_out_slots(std::span<const std::uint32_t> types, const std::string& geometry_source,
+                       const std::string& file);
+    std::vector<std::pair<std::string, std::string>> format_facts(
+        const std::string& geometry_source) const;
     void check_config_against_header() const;
 
     Context& context_;

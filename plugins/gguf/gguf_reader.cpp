@@ -1,12 +1,12 @@
 #include "gguf_reader.hpp"
 
-#include <boost/endian/conversion.hpp>
 #include <cstring>
 #include <string_view>
 #include <unordered_set>
 
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
+#include "ck/support/byte_cursor.hpp"
 #include "gguf_format.hpp"
 
 namespace fs = std::filesystem;
@@ -15,70 +15,43 @@ namespace ck::gguf {
 
 namespace {
 
-// Reads fields in order and knows how many bytes remain, so that every count read from the
-// file is bounded by the file before anything is sized by it (as ggml's gguf_reader does).
-class Cursor {
-  public:
-    Cursor(const std::byte* data, std::uint64_t size, std::string file)
-        : data_(data), size_(size), file_(std::move(file)) {}
+using support::ByteCursor;
 
-    std::uint64_t pos() const { return pos_; }
-    std::uint64_t remaining() const { return size_ - pos_; }
-    const std::byte* here() const { return data_ + pos_; }
+// Why the string at the cursor cannot be read (its length field is cut short, too large, or
+// longer than what remains). Out of line and cold, so that read_string stays small.
+[[noreturn, gnu::cold, gnu::noinline]] void fail_string(ByteCursor& in, std::string_view what,
+                                                        std::string_view subject,
+                                                        std::uint64_t limit) {
+    std::uint64_t at = in.pos();
+    if (in.remaining() < 8)
+        in.fail("file ends inside the " + std::string(what) + " length (needs 8 bytes, " +
+                    std::to_string(in.remaining()) + " remain)",
+                at, std::string(subject));
+    auto len = in.read<std::uint64_t>({}, {});
+    if (len > limit)
+        in.fail(std::string(what) + " length " + std::to_string(len) + " exceeds the maximum of " +
+                    std::to_string(limit),
+                at, std::string(subject));
+    in.fail(std::string(what) + " length " + std::to_string(len) +
+                " runs past the end of the file (" + std::to_string(in.remaining()) +
+                " bytes remain)",
+            at, std::string(subject));
+}
 
-    [[noreturn]] void fail(const std::string& message, std::uint64_t at,
-                           const std::string& subject = {}) const {
-        throw Error(message, file_, at, subject);
+// A GGUF string: a u64 length, at most `limit`, then that many bytes (not NUL-terminated). The
+// view points into the mapping. `what` and `subject` become strings only on failure: the hot
+// loop over 150k tokenizer strings must not allocate.
+std::string_view read_string(ByteCursor& in, std::string_view what, std::string_view subject,
+                             std::uint64_t limit = max_string_bytes) {
+    if (in.remaining() >= 8) {
+        const auto len = in.peek<std::uint64_t>({}, {});
+        if (len <= limit && len <= in.remaining() - 8) {
+            in.skip(8, {}, {});
+            return in.chars(len, {}, {});
+        }
     }
-
-    // `what` and `subject` are only turned into strings on failure: the hot loops (150k
-    // tokenizer strings) must not allocate.
-    void need(std::uint64_t n, std::string_view what, std::string_view subject) const {
-        if (n > remaining())
-            fail("file ends inside " + std::string(what) + " (needs " + std::to_string(n) +
-                     " bytes, " + std::to_string(remaining()) + " remain)",
-                 pos_, std::string(subject));
-    }
-
-    template <class T>
-    T read(std::string_view what, std::string_view subject = {}) {
-        need(sizeof(T), what, subject);
-        T v = boost::endian::endian_load<T, sizeof(T), boost::endian::order::little>(
-            reinterpret_cast<const unsigned char*>(here()));
-        pos_ += sizeof(T);
-        return v;
-    }
-
-    void skip(std::uint64_t n) { pos_ += n; }
-
-    std::string_view read_string(std::string_view what, std::string_view subject,
-                                 std::uint64_t limit = max_string_bytes) {
-        std::uint64_t at = pos_;
-        if (remaining() < 8)
-            fail("file ends inside the " + std::string(what) + " length (needs 8 bytes, " +
-                     std::to_string(remaining()) + " remain)",
-                 at, std::string(subject));
-        auto len = read<std::uint64_t>({}, {});
-        if (len > limit)
-            fail(std::string(what) + " length " + std::to_string(len) + " exceeds the maximum of " +
-                     std::to_string(limit),
-                 at, std::string(subject));
-        if (len > remaining())
-            fail(std::string(what) + " length " + std::to_string(len) +
-                     " runs past the end of the file (" + std::to_string(remaining()) +
-                     " bytes remain)",
-                 at, std::string(subject));
-        std::string_view s(reinterpret_cast<const char*>(here()), len);
-        pos_ += len;
-        return s;
-    }
-
-  private:
-    const std::byte* data_;
-    std::uint64_t size_;
-    std::uint64_t pos_ = 0;
-    std::string file_;
-};
+    fail_string(in, what, subject, limit);
+}
 
 std::string key_subject(std::string_view key) {
     return "key '" + std::string(key) + "'";
@@ -87,7 +60,7 @@ std::string tensor_subject(std::string_view name, std::uint64_t index) {
     return "tensor " + std::to_string(index) + " '" + std::string(name) + "'";
 }
 
-void check_magic(Cursor& in, std::uint64_t file_size) {
+void check_magic(ByteCursor& in, std::uint64_t file_size) {
     const char* head = reinterpret_cast<const char*>(in.here());
     constexpr std::string_view lfs = "version https://git-lfs";
     if (file_size >= lfs.size() && std::string_view(head, lfs.size()) == lfs)
@@ -104,10 +77,10 @@ void check_magic(Cursor& in, std::uint64_t file_size) {
         }
         in.fail("bad magic '" + shown + "', expected 'GGUF': not a GGUF file", 0, "magic");
     }
-    in.skip(magic.size());
+    in.skip(magic.size(), "the magic", "magic");
 }
 
-void check_version(Cursor& in) {
+std::uint32_t check_version(ByteCursor& in) {
     std::uint64_t at = in.pos();
     auto version = in.read<std::uint32_t>("the version", "version");
     if (version != 0 && (version & 0xffff) == 0)
@@ -123,13 +96,14 @@ void check_version(Cursor& in) {
     if (version < min_version || version > max_version)
         in.fail("unsupported GGUF version " + std::to_string(version) + ", expected 2 or 3", at,
                 "version");
+    return version;
 }
 
 // Smallest encodings, used to bound counts by the bytes that remain.
 constexpr std::uint64_t min_kv_bytes = 8 + 1 + 4 + 1;           // key len, 1-byte key, type, u8
 constexpr std::uint64_t min_tensor_info_bytes = 8 + 4 + 4 + 8;  // name len, n_dims, type, offset
 
-std::uint64_t read_count(Cursor& in, const char* field, const char* what,
+std::uint64_t read_count(ByteCursor& in, const char* field, const char* what,
                          std::uint64_t min_bytes_each) {
     std::uint64_t at = in.pos();
     auto count = in.read<std::uint64_t>(std::string("the ") + what + " count", field);
@@ -143,7 +117,7 @@ std::uint64_t read_count(Cursor& in, const char* field, const char* what,
     return count;
 }
 
-ValueType read_value_type(Cursor& in, const std::string& subject, bool element) {
+ValueType read_value_type(ByteCursor& in, const std::string& subject, bool element) {
     std::uint64_t at = in.pos();
     auto raw =
         in.read<std::uint32_t>(element ? "the array element type" : "the value type", subject);
@@ -157,7 +131,7 @@ ValueType read_value_type(Cursor& in, const std::string& subject, bool element) 
     return type;
 }
 
-Value read_array(Cursor& in, const std::string& subject,
+Value read_array(ByteCursor& in, const std::string& subject,
                  const std::shared_ptr<const MappedFile>& owner) {
     ValueType elem = read_value_type(in, subject, true);
     std::uint64_t at = in.pos();
@@ -167,7 +141,7 @@ Value read_array(Cursor& in, const std::string& subject,
         in.fail("array count " + std::to_string(count) + " exceeds the maximum of " +
                     std::to_string(max_array_count),
                 at, subject);
-    if (count > in.remaining() / min_each)
+    if (!in.fits(count, min_each))
         in.fail("array of " + std::to_string(count) + " " + std::string(value_type_name(elem)) +
                     " runs past the end of the file (" + std::to_string(in.remaining()) +
                     " bytes remain)",
@@ -176,20 +150,20 @@ Value read_array(Cursor& in, const std::string& subject,
     std::uint64_t begin = in.pos();
     if (elem == ValueType::string) {
         // Walk the lengths only: the strings stay in the mapping.
-        for (std::uint64_t i = 0; i < count; ++i) in.read_string("a string element", subject);
+        for (std::uint64_t i = 0; i < count; ++i) read_string(in, "a string element", subject);
     } else {
-        in.skip(count * min_each);
+        in.skip(count * min_each, "the array", subject);
     }
     std::span<const std::byte> bytes(start, in.pos() - begin);
     return Value::of_array(ArrayValue(elem, count, bytes, owner));
 }
 
-Value read_value(Cursor& in, ValueType type, const std::string& subject,
+Value read_value(ByteCursor& in, ValueType type, const std::string& subject,
                  const std::shared_ptr<const MappedFile>& owner, Context& context,
                  const std::string& file) {
     switch (type) {
         case ValueType::string:
-            return Value::of_string(std::string(in.read_string("string value", subject)));
+            return Value::of_string(std::string(read_string(in, "string value", subject)));
         case ValueType::array:
             return read_array(in, subject, owner);
         case ValueType::u8:
@@ -214,7 +188,7 @@ Value read_value(Cursor& in, ValueType type, const std::string& subject,
     }
 }
 
-std::uint64_t alignment_of(const Metadata& meta, Cursor& in, std::uint64_t key_pos) {
+std::uint64_t alignment_of(const Metadata& meta, ByteCursor& in, std::uint64_t key_pos) {
     const Value* v = meta.find(alignment_key);
     if (!v) return default_alignment;
     std::string subject = key_subject(alignment_key);
@@ -247,6 +221,157 @@ void refuse_lone_shard(const Metadata& meta, const std::string& file) {
                 file, {}, "key 'split.count'");
 }
 
+// The key-value section: each key once, each value checked by its type (arrays stay in the
+// mapping, `owner`). Returns where the alignment key starts (0 when absent), for its errors.
+std::uint64_t read_metadata(ByteCursor& in, std::uint64_t n_kv, Metadata& metadata,
+                            const std::shared_ptr<const MappedFile>& owner, Context& context) {
+    std::uint64_t alignment_key_pos = 0;
+    for (std::uint64_t i = 0; i < n_kv; ++i) {
+        std::uint64_t key_pos = in.pos();
+        std::string index_subject = "key-value " + std::to_string(i);
+        std::string_view key = read_string(in, "key", index_subject);
+        if (key.empty()) in.fail("key " + std::to_string(i) + " is empty", key_pos, index_subject);
+        std::string subject = key_subject(key);
+        ValueType type = read_value_type(in, subject, false);
+        Value value = read_value(in, type, subject, owner, context, in.file());
+        if (key == alignment_key) alignment_key_pos = key_pos;
+        if (!metadata.insert(std::string(key), std::move(value)))
+            in.fail("duplicate key", key_pos, subject);
+    }
+    return alignment_key_pos;
+}
+
+// A tensor's offset as the file gives it (from the data section) and where it was read.
+struct OffsetField {
+    std::uint64_t value = 0;
+    std::uint64_t at = 0;
+};
+
+// The dimensions of tensor info `t`: at most four, none negative, their product an int64.
+void read_shape(ByteCursor& in, TensorInfo& t, const std::string& subject) {
+    std::uint64_t dims_pos = in.pos();
+    auto n_dims = in.read<std::uint32_t>("the number of dimensions", subject);
+    if (n_dims > max_dims)
+        in.fail("invalid number of dimensions " + std::to_string(n_dims) + " (at most 4)", dims_pos,
+                subject);
+    for (std::uint32_t d = 0; d < n_dims; ++d) {
+        std::uint64_t at = in.pos();
+        auto ne = in.read<std::int64_t>("a dimension", subject);
+        if (ne < 0)
+            in.fail("dimension " + std::to_string(d) + " is " + std::to_string(ne) + " (negative)",
+                    at, subject);
+        t.ne.push_back(ne);
+    }
+    if (!element_count(t.ne))
+        in.fail("shape " + t.shape_string() + ": element count overflows int64", dims_pos, subject);
+}
+
+// The ggml type of tensor info `t`, which must be known, still readable, and fit its shape;
+// sets the size in bytes. Shape errors point at `dims_pos`.
+void read_tensor_type(ByteCursor& in, TensorInfo& t, std::uint64_t dims_pos,
+                      const std::string& subject) {
+    std::uint64_t type_pos = in.pos();
+    t.type = in.read<std::uint32_t>("the tensor type", subject);
+    const TypeInfo* info = find_type(t.type);
+    if (!info)
+        in.fail("invalid ggml type " + std::to_string(static_cast<std::int32_t>(t.type)) +
+                    " (unknown; known ids are 0 to " + std::to_string(ggml_type_count - 1) + ")",
+                type_pos, subject);
+    if (info->removed)
+        in.fail("ggml type " + std::to_string(t.type) + " was removed from ggml and cannot be read",
+                type_pos, subject);
+    std::uint64_t ne0 = t.ne.empty() ? 1 : static_cast<std::uint64_t>(t.ne[0]);
+    if (ne0 % info->block_size != 0)
+        in.fail("type " + std::string(info->name) + " has " + std::to_string(ne0) +
+                    " elements per row, not a multiple of its block size " +
+                    std::to_string(info->block_size),
+                dims_pos, subject);
+    auto nbytes = tensor_bytes(t.type, t.ne);
+    if (!nbytes)
+        in.fail("shape " + t.shape_string() + " of type " + std::string(info->name) +
+                    ": size in bytes overflows",
+                dims_pos, subject);
+    t.nbytes = *nbytes;
+}
+
+// The tensor infos: name (unique, not too long), shape, type, and the offset, which is only
+// recorded here; place_tensors checks it against the others.
+std::vector<OffsetField> read_tensor_infos(ByteCursor& in, std::uint64_t n_tensors,
+                                           std::vector<TensorInfo>& tensors) {
+    std::unordered_set<std::string_view> names;
+    std::vector<OffsetField> offsets(n_tensors);
+    tensors.reserve(n_tensors);
+    for (std::uint64_t i = 0; i < n_tensors; ++i) {
+        const std::uint64_t info_pos = in.pos();
+        std::string index_subject = "tensor " + std::to_string(i);
+        std::string_view name = read_string(in, "tensor name", index_subject);
+        std::string subject = tensor_subject(name, i);
+        if (name.size() > max_name_bytes)
+            in.fail("name is " + std::to_string(name.size()) + " bytes, at most " +
+                        std::to_string(max_name_bytes) + " allowed",
+                    info_pos, subject);
+        if (!names.insert(name).second) in.fail("duplicate tensor name", info_pos, subject);
+
+        TensorInfo t;
+        t.name = std::string(name);
+        const std::uint64_t dims_pos = in.pos();
+        read_shape(in, t, subject);
+        read_tensor_type(in, t, dims_pos, subject);
+        offsets[i].at = in.pos();
+        offsets[i].value = in.read<std::uint64_t>("the tensor offset", subject);
+        tensors.push_back(std::move(t));
+    }
+    return offsets;
+}
+
+// The data section starts at the next multiple of the alignment. The padding must exist when
+// there are tensors (ggml seeks to it).
+std::uint64_t data_section_start(const ByteCursor& in, std::uint64_t alignment,
+                                 std::uint64_t n_tensors, std::uint64_t file_size) {
+    const std::uint64_t data_start = align_up(in.pos(), alignment);
+    if (n_tensors > 0 && data_start > file_size)
+        in.fail("file ends inside the padding before the data section (data would start at " +
+                    std::to_string(data_start) + ", file has " + std::to_string(file_size) +
+                    " bytes)",
+                in.pos(), "padding");
+    return data_start;
+}
+
+// Offsets: aligned, packed in order (ggml requires it, so nothing else reads gaps), and inside
+// the file. The packed rule also rules out every overlap. Sets each tensor's source offset,
+// appends its extent, and returns the bytes the tensors take with their padding.
+std::uint64_t place_tensors(const ByteCursor& in, std::vector<TensorInfo>& tensors,
+                            const std::vector<OffsetField>& offsets, std::uint64_t alignment,
+                            std::uint64_t data_start, std::uint64_t file_size,
+                            std::vector<std::pair<std::uint64_t, std::uint64_t>>& extents) {
+    std::uint64_t expected = 0;
+    for (std::uint64_t i = 0; i < tensors.size(); ++i) {
+        TensorInfo& t = tensors[i];
+        std::string subject = tensor_subject(t.name, i);
+        const std::uint64_t off = offsets[i].value;
+        if (off % alignment != 0)
+            in.fail("offset " + std::to_string(off) + " is not a multiple of the alignment " +
+                        std::to_string(alignment),
+                    offsets[i].at, subject);
+        if (off != expected)
+            in.fail("offset " + std::to_string(off) + ", expected " + std::to_string(expected) +
+                        (off < expected ? " (overlaps the previous tensor)"
+                                        : " (gap after the previous tensor)") +
+                        ": tensors must be packed in order",
+                    offsets[i].at, subject);
+        std::uint64_t start = data_start + off;
+        if (t.nbytes > file_size || start > file_size - t.nbytes)
+            in.fail("tensor data (" + std::to_string(t.nbytes) + " bytes at offset " +
+                        std::to_string(start) + ") runs past the end of the file (" +
+                        std::to_string(file_size) + " bytes)",
+                    offsets[i].at, subject);
+        t.source_offset = start;
+        extents.emplace_back(start, t.nbytes);
+        expected = off + align_up(t.nbytes, alignment);
+    }
+    return expected;
+}
+
 }  // namespace
 
 bool looks_like_gguf(const unsigned char* head, std::size_t size) {
@@ -262,140 +387,34 @@ ModelHeader GgufReader::open(const fs::path& path) {
 
     auto mapping = MappedFile::open(path);
     mapping_ = mapping;
-    Cursor in(mapping->data(), mapping->size(), file);
+    ByteCursor in(mapping->data(), mapping->size(), file);
 
     check_magic(in, file_size);
-    check_version(in);
+    const std::uint32_t version = check_version(in);
     std::uint64_t n_tensors = read_count(in, "n_tensors", "tensor", min_tensor_info_bytes);
     std::uint64_t n_kv = read_count(in, "n_kv", "key-value", min_kv_bytes);
 
     ModelHeader header;
     header.source = file;
     header.format = "gguf";
-    std::uint64_t alignment_key_pos = 0;
-    for (std::uint64_t i = 0; i < n_kv; ++i) {
-        std::uint64_t key_pos = in.pos();
-        std::string index_subject = "key-value " + std::to_string(i);
-        std::string_view key = in.read_string("key", index_subject);
-        if (key.empty()) in.fail("key " + std::to_string(i) + " is empty", key_pos, index_subject);
-        std::string subject = key_subject(key);
-        ValueType type = read_value_type(in, subject, false);
-        Value value = read_value(in, type, subject, mapping_, context_, file);
-        if (key == alignment_key) alignment_key_pos = key_pos;
-        if (!header.metadata.insert(std::string(key), std::move(value)))
-            in.fail("duplicate key", key_pos, subject);
-    }
+    const std::uint64_t alignment_key_pos =
+        read_metadata(in, n_kv, header.metadata, mapping_, context_);
     const std::uint64_t alignment = alignment_of(header.metadata, in, alignment_key_pos);
     refuse_lone_shard(header.metadata, file);
 
-    std::unordered_set<std::string_view> names;
-    std::vector<std::uint64_t> info_pos(n_tensors), offset_pos(n_tensors), offsets(n_tensors);
-    header.tensors.reserve(n_tensors);
-    for (std::uint64_t i = 0; i < n_tensors; ++i) {
-        info_pos[i] = in.pos();
-        std::string index_subject = "tensor " + std::to_string(i);
-        std::string_view name = in.read_string("tensor name", index_subject);
-        std::string subject = tensor_subject(name, i);
-        if (name.size() > max_name_bytes)
-            in.fail("name is " + std::to_string(name.size()) + " bytes, at most " +
-                        std::to_string(max_name_bytes) + " allowed",
-                    info_pos[i], subject);
-        if (!names.insert(name).second) in.fail("duplicate tensor name", info_pos[i], subject);
-
-        TensorInfo t;
-        t.name = std::string(name);
-        std::uint64_t dims_pos = in.pos();
-        auto n_dims = in.read<std::uint32_t>("the number of dimensions", subject);
-        if (n_dims > max_dims)
-            in.fail("invalid number of dimensions " + std::to_string(n_dims) + " (at most 4)",
-                    dims_pos, subject);
-        for (std::uint32_t d = 0; d < n_dims; ++d) {
-            std::uint64_t at = in.pos();
-            auto ne = in.read<std::int64_t>("a dimension", subject);
-            if (ne < 0)
-                in.fail(
-                    "dimension " + std::to_string(d) + " is " + std::to_string(ne) + " (negative)",
-                    at, subject);
-            t.ne.push_back(ne);
-        }
-        if (!element_count(t.ne))
-            in.fail("shape " + t.shape_string() + ": element count overflows int64", dims_pos,
-                    subject);
-        std::uint64_t type_pos = in.pos();
-        t.type = in.read<std::uint32_t>("the tensor type", subject);
-        const TypeInfo* info = find_type(t.type);
-        if (!info)
-            in.fail("invalid ggml type " + std::to_string(static_cast<std::int32_t>(t.type)) +
-                        " (unknown; known ids are 0 to " + std::to_string(ggml_type_count - 1) +
-                        ")",
-                    type_pos, subject);
-        if (info->removed)
-            in.fail(
-                "ggml type " + std::to_string(t.type) + " was removed from ggml and cannot be read",
-                type_pos, subject);
-        std::uint64_t ne0 = t.ne.empty() ? 1 : static_cast<std::uint64_t>(t.ne[0]);
-        if (ne0 % info->block_size != 0)
-            in.fail("type " + std::string(info->name) + " has " + std::to_string(ne0) +
-                        " elements per row, not a multiple of its block size " +
-                        std::to_string(info->block_size),
-                    dims_pos, subject);
-        auto nbytes = tensor_bytes(t.type, t.ne);
-        if (!nbytes)
-            in.fail("shape " + t.shape_string() + " of type " + std::string(info->name) +
-                        ": size in bytes overflows",
-                    dims_pos, subject);
-        t.nbytes = *nbytes;
-        offset_pos[i] = in.pos();
-        offsets[i] = in.read<std::uint64_t>("the tensor offset", subject);
-        header.tensors.push_back(std::move(t));
-    }
-
-    // The data section starts at the next multiple of the alignment. The padding must exist
-    // when there are tensors (ggml seeks to it).
-    data_start_ = align_up(in.pos(), alignment);
-    if (n_tensors > 0 && data_start_ > file_size)
-        in.fail("file ends inside the padding before the data section (data would start at " +
-                    std::to_string(data_start_) + ", file has " + std::to_string(file_size) +
-                    " bytes)",
-                in.pos(), "padding");
-
-    // Offsets: aligned, packed in order (ggml requires it, so nothing else reads gaps), and
-    // inside the file. The packed rule also rules out every overlap.
-    std::uint64_t expected = 0;
+    const std::vector<OffsetField> offsets = read_tensor_infos(in, n_tensors, header.tensors);
+    data_start_ = data_section_start(in, alignment, n_tensors, file_size);
     extents_.clear();
-    for (std::uint64_t i = 0; i < n_tensors; ++i) {
-        TensorInfo& t = header.tensors[i];
-        std::string subject = tensor_subject(t.name, i);
-        std::uint64_t off = offsets[i];
-        if (off % alignment != 0)
-            in.fail("offset " + std::to_string(off) + " is not a multiple of the alignment " +
-                        std::to_string(alignment),
-                    offset_pos[i], subject);
-        if (off != expected)
-            in.fail("offset " + std::to_string(off) + ", expected " + std::to_string(expected) +
-                        (off < expected ? " (overlaps the previous tensor)"
-                                        : " (gap after the previous tensor)") +
-                        ": tensors must be packed in order",
-                    offset_pos[i], subject);
-        std::uint64_t start = data_start_ + off;
-        if (t.nbytes > file_size || start > file_size - t.nbytes)
-            in.fail("tensor data (" + std::to_string(t.nbytes) + " bytes at offset " +
-                        std::to_string(start) + ") runs past the end of the file (" +
-                        std::to_string(file_size) + " bytes)",
-                    offset_pos[i], subject);
-        t.source_offset = start;
-        extents_.emplace_back(start, t.nbytes);
-        expected = off + align_up(t.nbytes, alignment);
-    }
-    auto version = boost::endian::endian_load<std::uint32_t, 4, boost::endian::order::little>(
-        reinterpret_cast<const unsigned char*>(mapping->data() + 4));
+    const std::uint64_t data_bytes =
+        place_tensors(in, header.tensors, offsets, alignment, data_start_, file_size, extents_);
+
     header.format_facts = {{"version", std::to_string(version)},
                            {"alignment", std::to_string(alignment)},
                            {"data start", std::to_string(data_start_)},
                            {"file size", std::to_string(file_size)}};
-    if (file_size > data_start_ + expected && n_tensors > 0)
+    if (file_size > data_start_ + data_bytes && n_tensors > 0)
         header.format_facts.emplace_back("trailing bytes",
-                                         std::to_string(file_size - data_start_ - expected));
+                                         std::to_string(file_size - data_start_ - data_bytes));
     return header;
 }
 

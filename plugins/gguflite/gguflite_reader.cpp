@@ -7,6 +7,7 @@
 
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
+#include "ck/support/byte_cursor.hpp"
 #include "gguflite_codec.hpp"
 #include "json_text.hpp"
 #include "metadata_text.hpp"
@@ -17,44 +18,7 @@ namespace ck::gguflite {
 
 namespace {
 
-// Reads little-endian fields in order; every read is bounded by the file.
-class Cursor {
-  public:
-    Cursor(const std::byte* data, std::uint64_t size, const std::string& file)
-        : data_(data), size_(size), file_(file) {}
-
-    std::uint64_t pos() const { return pos_; }
-    std::uint64_t remaining() const { return size_ - pos_; }
-    const std::byte* here() const { return data_ + pos_; }
-    void skip(std::uint64_t n) { pos_ += n; }
-
-    [[noreturn]] void fail(const std::string& message, std::uint64_t at,
-                           const std::string& subject = {}) const {
-        throw Error(message, file_, at, subject);
-    }
-
-    void need(std::uint64_t n, const char* what, const std::string& subject) const {
-        if (n > remaining())
-            fail("file ends inside " + std::string(what) + " (needs " + std::to_string(n) +
-                     " bytes, " + std::to_string(remaining()) + " remain)",
-                 pos_, subject);
-    }
-
-    template <class T>
-    T read(const char* what, const std::string& subject) {
-        need(sizeof(T), what, subject);
-        T v;
-        std::memcpy(&v, here(), sizeof(T));  // little-endian host (gguflite_format.hpp)
-        pos_ += sizeof(T);
-        return v;
-    }
-
-  private:
-    const std::byte* data_;
-    std::uint64_t size_;
-    std::uint64_t pos_ = 0;
-    const std::string& file_;
-};
+using support::ByteCursor;
 
 std::string tensor_subject(std::uint64_t index, std::string_view name) {
     return "tensor " + std::to_string(index) + " '" + std::string(name) + "'";
@@ -66,7 +30,7 @@ std::string shape_text(std::span<const std::uint32_t> dims) {
     return s + "]";
 }
 
-void check_magic(Cursor& in) {
+void check_magic(ByteCursor& in) {
     const auto* head = reinterpret_cast<const char*>(in.here());
     if (in.remaining() < 4) in.fail("file too short to hold the GGUF-lite magic", 0, "magic");
     const auto found = in.read<std::uint32_t>("the magic", "magic");
@@ -82,17 +46,16 @@ void check_magic(Cursor& in) {
 }
 
 // Reads one descriptor and checks everything about it that does not need the others.
-StoredTensor read_descriptor(Cursor& in, std::uint64_t index,
+StoredTensor read_descriptor(ByteCursor& in, std::uint64_t index,
                              std::vector<std::uint64_t>& offset_field_at) {
     StoredTensor t;
     t.descriptor_at = in.pos();
     const std::string index_subject = "tensor " + std::to_string(index);
     const auto name_len = in.read<std::uint16_t>("the name length", index_subject);
-    in.need(name_len, "the tensor name", index_subject);
-    t.name.assign(reinterpret_cast<const char*>(in.here()), name_len);
+    const std::uint64_t name_at = in.pos();
+    t.name = in.chars(name_len, "the tensor name", index_subject);
     if (auto bad = invalid_utf8_at(t.name))
-        in.fail("name is not valid UTF-8", in.pos() + *bad, index_subject);
-    in.skip(name_len);
+        in.fail("name is not valid UTF-8", name_at + *bad, index_subject);
     const std::string subject = tensor_subject(index, t.name);
 
     const std::uint64_t n_dims_at = in.pos();
@@ -134,13 +97,136 @@ StoredTensor read_descriptor(Cursor& in, std::uint64_t index,
     return t;
 }
 
+// The fixed header after the magic: version, then the two counts, each bounded by the file.
+struct HeaderCounts {
+    std::uint32_t n_tensors = 0;
+    std::uint32_t metadata_bytes = 0;
+};
+
+HeaderCounts read_header_counts(ByteCursor& in) {
+    const std::uint64_t version_at = in.pos();
+    const auto found_version = in.read<std::uint32_t>("the header", "version");
+    if (found_version != version)
+        in.fail("unsupported GGUF-lite version " + std::to_string(found_version) + ", expected 1",
+                version_at, "version");
+    HeaderCounts counts;
+    const std::uint64_t n_tensors_at = in.pos();
+    counts.n_tensors = in.read<std::uint32_t>("the header", "n_tensors");
+    const std::uint64_t metadata_len_at = in.pos();
+    counts.metadata_bytes = in.read<std::uint32_t>("the header", "metadata_len");
+    if (counts.metadata_bytes > in.remaining())
+        in.fail("metadata section of " + std::to_string(counts.metadata_bytes) +
+                    " bytes runs past the end of the file (" + std::to_string(in.remaining()) +
+                    " bytes remain)",
+                metadata_len_at, "metadata_len");
+    if (counts.n_tensors > (in.remaining() - counts.metadata_bytes) / min_descriptor_bytes)
+        in.fail(std::to_string(counts.n_tensors) + " descriptors cannot fit in the " +
+                    std::to_string(in.remaining() - counts.metadata_bytes) +
+                    " bytes after the metadata (corrupt count or truncated file)",
+                n_tensors_at, "n_tensors");
+    return counts;
+}
+
+// Every descriptor, names unique; `offset_field_at` gets where each data offset was read.
+void read_descriptors(ByteCursor& in, std::uint32_t n_tensors, std::vector<StoredTensor>& stored,
+                      std::vector<std::uint64_t>& offset_field_at) {
+    stored.clear();
+    stored.reserve(n_tensors);
+    std::unordered_set<std::string_view> names;
+    for (std::uint32_t i = 0; i < n_tensors; ++i) {
+        stored.push_back(read_descriptor(in, i, offset_field_at));
+        if (!names.insert(stored.back().name).second)
+            in.fail("duplicate tensor name", stored.back().descriptor_at,
+                    tensor_subject(i, stored.back().name));
+    }
+}
+
+// Every tensor inside the file, and no two sharing a byte (gaps are allowed).
+void check_extents(const ByteCursor& in, const std::vector<StoredTensor>& stored,
+                   const std::vector<std::uint64_t>& offset_field_at, std::uint64_t data_start,
+                   std::uint64_t file_size) {
+    const std::uint64_t data_size = file_size - data_start;
+    const auto n_tensors = static_cast<std::uint32_t>(stored.size());
+    for (std::uint32_t i = 0; i < n_tensors; ++i) {
+        const StoredTensor& t = stored[i];
+        if (t.offset > data_size || t.bytes > data_size - t.offset)
+            in.fail("data (" + std::to_string(t.bytes) + " bytes at data offset " +
+                        std::to_string(t.offset) + ", file offset " +
+                        std::to_string(data_start + t.offset) +
+                        ") runs past the end of the file (" + std::to_string(file_size) + " bytes)",
+                    offset_field_at[i], tensor_subject(i, t.name));
+    }
+    std::vector<std::uint32_t> by_offset(n_tensors);
+    std::iota(by_offset.begin(), by_offset.end(), 0u);
+    std::sort(by_offset.begin(), by_offset.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return stored[a].offset != stored[b].offset ? stored[a].offset < stored[b].offset : a < b;
+    });
+    for (std::size_t k = 1; k < by_offset.size(); ++k) {
+        const StoredTensor& before = stored[by_offset[k - 1]];
+        const StoredTensor& t = stored[by_offset[k]];
+        if (before.offset + before.bytes > t.offset)
+            in.fail("data (data offset " + std::to_string(t.offset) + ", " +
+                        std::to_string(t.bytes) + " bytes) overlaps " +
+                        tensor_subject(by_offset[k - 1], before.name) + " (data offset " +
+                        std::to_string(before.offset) + ", " + std::to_string(before.bytes) +
+                        " bytes)",
+                    offset_field_at[by_offset[k]], tensor_subject(by_offset[k], t.name));
+    }
+}
+
+// The tensor directory in ggml types: F32 and F16 as stored, Q8/Q4 as the F32 they become.
+std::vector<TensorInfo> tensor_directory(const std::vector<StoredTensor>& stored,
+                                         std::uint64_t data_start) {
+    std::vector<TensorInfo> tensors;
+    tensors.reserve(stored.size());
+    for (const StoredTensor& t : stored) {
+        TensorInfo info;
+        info.name = t.name;
+        info.type =
+            static_cast<std::uint32_t>(t.dtype == Dtype::f16 ? GgmlType::f16 : GgmlType::f32);
+        info.ne.assign(t.dims.rbegin(), t.dims.rend());
+        info.nbytes = *element_count(t.dims) * (t.dtype == Dtype::f16 ? 2 : 4);
+        info.source_offset = data_start + t.offset;
+        tensors.push_back(std::move(info));
+    }
+    return tensors;
+}
+
+// What `inspect` shows about the container: its sections, and the tensors and bytes per dtype.
+std::vector<std::pair<std::string, std::string>> format_facts(
+    const std::vector<StoredTensor>& stored, std::uint64_t metadata_bytes, std::uint64_t data_start,
+    std::uint64_t file_size) {
+    std::uint64_t count_by_dtype[dtype_count] = {}, bytes_by_dtype[dtype_count] = {};
+    std::uint64_t used = 0;
+    for (const StoredTensor& t : stored) {
+        ++count_by_dtype[static_cast<std::size_t>(t.dtype)];
+        bytes_by_dtype[static_cast<std::size_t>(t.dtype)] += t.bytes;
+        used += t.bytes;
+    }
+    std::vector<std::pair<std::string, std::string>> facts = {
+        {"version", std::to_string(version)},
+        {"metadata bytes", std::to_string(metadata_bytes)},
+        {"descriptor bytes", std::to_string(data_start - header_bytes - metadata_bytes)},
+        {"data start", std::to_string(data_start)},
+        {"file size", std::to_string(file_size)}};
+    for (std::uint8_t d = 0; d < dtype_count; ++d)
+        if (count_by_dtype[d] > 0)
+            facts.emplace_back(
+                "stored " + std::string(dtype_name(static_cast<Dtype>(d))),
+                std::to_string(count_by_dtype[d]) + " tensors, " +
+                    std::to_string(bytes_by_dtype[d]) + " bytes" +
+                    (is_quantized(static_cast<Dtype>(d)) ? " (read as f32, dequantized)" : ""));
+    const std::uint64_t data_size = file_size - data_start;
+    if (data_size > used) facts.emplace_back("unused data bytes", std::to_string(data_size - used));
+    return facts;
+}
+
 }  // namespace
 
 bool looks_like_gguflite(const unsigned char* head, std::size_t size) {
-    std::uint32_t found = 0;
     if (size < 4) return false;
-    std::memcpy(&found, head, 4);
-    return found == magic;
+    ByteCursor in(reinterpret_cast<const std::byte*>(head), size, {});
+    return in.read<std::uint32_t>("the magic") == magic;
 }
 
 ModelHeader GgufLiteReader::open(const fs::path& path) {
@@ -152,108 +238,26 @@ ModelHeader GgufLiteReader::open(const fs::path& path) {
         throw Error("empty file (0 bytes): not a GGUF-lite file", file_, 0, "magic");
     auto mapping = MappedFile::open(path);
     mapping_ = mapping;
-    Cursor in(mapping->data(), mapping->size(), file_);
+    ByteCursor in(mapping->data(), mapping->size(), file_);
 
     check_magic(in);
-    const std::uint64_t version_at = in.pos();
-    const auto found_version = in.read<std::uint32_t>("the header", "version");
-    if (found_version != version)
-        in.fail("unsupported GGUF-lite version " + std::to_string(found_version) + ", expected 1",
-                version_at, "version");
-    const std::uint64_t n_tensors_at = in.pos();
-    const auto n_tensors = in.read<std::uint32_t>("the header", "n_tensors");
-    const std::uint64_t metadata_len_at = in.pos();
-    metadata_bytes_ = in.read<std::uint32_t>("the header", "metadata_len");
-    if (metadata_bytes_ > in.remaining())
-        in.fail("metadata section of " + std::to_string(metadata_bytes_) +
-                    " bytes runs past the end of the file (" + std::to_string(in.remaining()) +
-                    " bytes remain)",
-                metadata_len_at, "metadata_len");
-    if (n_tensors > (in.remaining() - metadata_bytes_) / min_descriptor_bytes)
-        in.fail(std::to_string(n_tensors) + " descriptors cannot fit in the " +
-                    std::to_string(in.remaining() - metadata_bytes_) +
-                    " bytes after the metadata (corrupt count or truncated file)",
-                n_tensors_at, "n_tensors");
+    const HeaderCounts counts = read_header_counts(in);
+    metadata_bytes_ = counts.metadata_bytes;
 
     ModelHeader header;
     header.source = file_;
     header.format = "gguflite";
-    const std::string_view text(reinterpret_cast<const char*>(in.here()), metadata_bytes_);
-    header.metadata = parse_metadata(text, in.pos(), file_);
-    in.skip(metadata_bytes_);
+    const std::uint64_t metadata_at = in.pos();
+    const std::string_view text = in.chars(metadata_bytes_, "the metadata", "metadata_len");
+    header.metadata = parse_metadata(text, metadata_at, file_);
 
-    stored_.clear();
-    stored_.reserve(n_tensors);
     std::vector<std::uint64_t> offset_field_at;
-    std::unordered_set<std::string_view> names;
-    for (std::uint32_t i = 0; i < n_tensors; ++i) {
-        stored_.push_back(read_descriptor(in, i, offset_field_at));
-        if (!names.insert(stored_.back().name).second)
-            in.fail("duplicate tensor name", stored_.back().descriptor_at,
-                    tensor_subject(i, stored_.back().name));
-    }
+    read_descriptors(in, counts.n_tensors, stored_, offset_field_at);
     data_start_ = in.pos();
+    check_extents(in, stored_, offset_field_at, data_start_, file_size);
 
-    // Every tensor inside the file, and no two sharing a byte (gaps are allowed).
-    const std::uint64_t data_size = file_size - data_start_;
-    for (std::uint32_t i = 0; i < n_tensors; ++i) {
-        const StoredTensor& t = stored_[i];
-        if (t.offset > data_size || t.bytes > data_size - t.offset)
-            in.fail("data (" + std::to_string(t.bytes) + " bytes at data offset " +
-                        std::to_string(t.offset) + ", file offset " +
-                        std::to_string(data_start_ + t.offset) +
-                        ") runs past the end of the file (" + std::to_string(file_size) + " bytes)",
-                    offset_field_at[i], tensor_subject(i, t.name));
-    }
-    std::vector<std::uint32_t> by_offset(n_tensors);
-    std::iota(by_offset.begin(), by_offset.end(), 0u);
-    std::sort(by_offset.begin(), by_offset.end(), [&](std::uint32_t a, std::uint32_t b) {
-        return stored_[a].offset != stored_[b].offset ? stored_[a].offset < stored_[b].offset
-                                                      : a < b;
-    });
-    std::uint64_t used = 0;
-    for (std::size_t k = 1; k < by_offset.size(); ++k) {
-        const StoredTensor& before = stored_[by_offset[k - 1]];
-        const StoredTensor& t = stored_[by_offset[k]];
-        if (before.offset + before.bytes > t.offset)
-            in.fail("data (data offset " + std::to_string(t.offset) + ", " +
-                        std::to_string(t.bytes) + " bytes) overlaps " +
-                        tensor_subject(by_offset[k - 1], before.name) + " (data offset " +
-                        std::to_string(before.offset) + ", " + std::to_string(before.bytes) +
-                        " bytes)",
-                    offset_field_at[by_offset[k]], tensor_subject(by_offset[k], t.name));
-    }
-
-    std::uint64_t count_by_dtype[dtype_count] = {}, bytes_by_dtype[dtype_count] = {};
-    header.tensors.reserve(n_tensors);
-    for (const StoredTensor& t : stored_) {
-        TensorInfo info;
-        info.name = t.name;
-        info.type =
-            static_cast<std::uint32_t>(t.dtype == Dtype::f16 ? GgmlType::f16 : GgmlType::f32);
-        info.ne.assign(t.dims.rbegin(), t.dims.rend());
-        info.nbytes = *element_count(t.dims) * (t.dtype == Dtype::f16 ? 2 : 4);
-        info.source_offset = data_start_ + t.offset;
-        header.tensors.push_back(std::move(info));
-        ++count_by_dtype[static_cast<std::size_t>(t.dtype)];
-        bytes_by_dtype[static_cast<std::size_t>(t.dtype)] += t.bytes;
-        used += t.bytes;
-    }
-    header.format_facts = {
-        {"version", std::to_string(version)},
-        {"metadata bytes", std::to_string(metadata_bytes_)},
-        {"descriptor bytes", std::to_string(data_start_ - header_bytes - metadata_bytes_)},
-        {"data start", std::to_string(data_start_)},
-        {"file size", std::to_string(file_size)}};
-    for (std::uint8_t d = 0; d < dtype_count; ++d)
-        if (count_by_dtype[d] > 0)
-            header.format_facts.emplace_back(
-                "stored " + std::string(dtype_name(static_cast<Dtype>(d))),
-                std::to_string(count_by_dtype[d]) + " tensors, " +
-                    std::to_string(bytes_by_dtype[d]) + " bytes" +
-                    (is_quantized(static_cast<Dtype>(d)) ? " (read as f32, dequantized)" : ""));
-    if (data_size > used)
-        header.format_facts.emplace_back("unused data bytes", std::to_string(data_size - used));
+    header.tensors = tensor_directory(stored_, data_start_);
+    header.format_facts = format_facts(stored_, metadata_bytes_, data_start_, file_size);
     return header;
 }
 

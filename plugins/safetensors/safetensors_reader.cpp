@@ -1,7 +1,5 @@
 #include "safetensors_reader.hpp"
 
-#include <boost/endian/conversion.hpp>
-
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -11,6 +9,7 @@
 
 #include "ck/conventions/repacked.hpp"
 #include "ck/error.hpp"
+#include "ck/support/byte_cursor.hpp"
 #include "metadata_json.hpp"
 #include "safetensors_format.hpp"
 
@@ -192,6 +191,119 @@ void check_repacked(const ModelHeader& header, const std::vector<Entry>& entries
         checker.fail_tensor(name, *problem);
 }
 
+// The header's top-level keys: one entry per tensor, in JSON order, and the __metadata__
+// object (nullptr when there is none).
+const ordered_json* read_entries(const ordered_json& json, const HeaderChecker& checker,
+                                 const std::string& file, std::vector<Entry>& entries) {
+    const ordered_json* meta = nullptr;
+    for (const auto& [key, value] : json.items()) {
+        if (key == metadata_key) {
+            if (!value.is_object())
+                throw Error("__metadata__ is not an object", file, checker.offset_of(key),
+                            "header");
+            meta = &value;
+            continue;
+        }
+        entries.push_back(checker.entry(key, value, entries.size()));
+    }
+    return meta;
+}
+
+// The GGUF type names recorded in __metadata__ (an empty object when there are none).
+ordered_json gguf_types(const ordered_json& meta, const HeaderChecker& checker,
+                        const std::string& file) {
+    ordered_json types = ordered_json::object();
+    if (auto t = meta.find(gguf_types_entry); t != meta.end()) {
+        types = ordered_json::parse(t->get<std::string>(), nullptr, false);
+        if (!types.is_object())
+            throw Error("not a JSON object of GGUF type names", file,
+                        checker.offset_of(std::string(gguf_types_entry)),
+                        "key '" + std::string(gguf_types_entry) + "'");
+    }
+    return types;
+}
+
+// The tensor directory in JSON order, with each tensor's absolute extent.
+std::vector<TensorInfo> tensor_directory(
+    const std::vector<Entry>& entries, std::uint64_t data_start,
+    std::vector<std::pair<std::uint64_t, std::uint64_t>>& extents) {
+    std::vector<TensorInfo> tensors;
+    for (const Entry& e : entries) {
+        TensorInfo t;
+        t.name = e.name;
+        t.type = e.dtype->ggml_type;
+        t.ne = reversed(e.shape);
+        t.nbytes = e.end - e.begin;
+        t.source_offset = data_start + e.begin;
+        extents.emplace_back(t.source_offset, t.nbytes);
+        tensors.push_back(std::move(t));
+    }
+    return tensors;
+}
+
+// __metadata__: GGUF keys with their recorded types, repacked pairs, anything else as string
+// metadata under "safetensors.". Returns the names of the repacked tensors.
+std::unordered_set<std::string> read_metadata(const ordered_json& meta,
+                                              const std::vector<Entry>& entries,
+                                              const HeaderChecker& checker, const std::string& file,
+                                              ModelHeader& header) {
+    for (const auto& [key, value] : meta.items())
+        if (!value.is_string())
+            throw Error("__metadata__ values must be strings; this one is " +
+                            std::string(value.type_name()),
+                        file, checker.offset_of(key), "key '" + key + "'");
+    const ordered_json types = gguf_types(meta, checker, file);
+    std::unordered_set<std::string> repacked;
+    for (const auto& [key, value] : meta.items()) {
+        const std::string text = value.get<std::string>();
+        const std::string subject = "key '" + key + "'";
+        std::string name;
+        Value decoded;
+        if (key == format_entry) {
+            header.format_facts.emplace_back("format", text);
+            continue;
+        } else if (key == gguf_types_entry) {
+            continue;
+        } else if (key.starts_with(gguf_prefix)) {
+            name = key.substr(gguf_prefix.size());
+            const auto type = types.find(name);
+            const std::string label =
+                type != types.end() && type->is_string() ? type->get<std::string>() : "";
+            try {
+                decoded = from_json_text(text, label);
+            } catch (const std::exception& e) {
+                throw Error(std::string("cannot read this GGUF value: ") + e.what(), file,
+                            checker.offset_of(key), subject);
+            }
+        } else if (!repack::scales_suffix(text).empty()) {
+            check_repacked(header, entries, checker, key, text);
+            repacked.insert(key);
+            name = repack::metadata_key(key);
+            decoded = Value::of_string(text);
+        } else {
+            name = std::string(foreign_prefix) + key;
+            decoded = Value::of_string(text);
+        }
+        if (!header.metadata.insert(name, std::move(decoded)))
+            throw Error("two __metadata__ entries give metadata key '" + name + "'", file,
+                        checker.offset_of(key), subject);
+    }
+    return repacked;
+}
+
+// U8 tensors that are not repacked codes become i8, with a warning.
+void warn_plain_u8(const std::vector<Entry>& entries,
+                   const std::unordered_set<std::string>& repacked, Context& context,
+                   const std::string& file) {
+    std::size_t plain_u8 = 0;
+    for (const Entry& e : entries)
+        if (e.dtype_name == "U8" && !repacked.count(e.name)) ++plain_u8;
+    if (plain_u8 > 0)
+        context.warn(file + ": " + std::to_string(plain_u8) +
+                     " U8 tensor(s) read as i8 (ggml has no unsigned 8-bit type; the bytes are "
+                     "unchanged)");
+}
+
 }  // namespace
 
 ModelHeader SafetensorsReader::open(const fs::path& path) {
@@ -204,9 +316,8 @@ ModelHeader SafetensorsReader::open(const fs::path& path) {
                         " bytes; a safetensors file starts with an 8-byte header length",
                     file_, 0, "header length");
     mapping_ = MappedFile::open(file_);
-    const auto header_size =
-        boost::endian::endian_load<std::uint64_t, 8, boost::endian::order::little>(
-            reinterpret_cast<const unsigned char*>(mapping_->data()));
+    support::ByteCursor in(mapping_->data(), mapping_->size(), file_);
+    const auto header_size = in.read<std::uint64_t>("the header length", "header length");
     if (header_size > file_size - 8)
         throw Error("header of " + std::to_string(header_size) +
                         " bytes is larger than the file (" + std::to_string(file_size - 8) +
@@ -218,17 +329,7 @@ ModelHeader SafetensorsReader::open(const fs::path& path) {
     const ordered_json json = checker.parse();
 
     std::vector<Entry> entries;
-    const ordered_json* meta = nullptr;
-    for (const auto& [key, value] : json.items()) {
-        if (key == metadata_key) {
-            if (!value.is_object())
-                throw Error("__metadata__ is not an object", file_, checker.offset_of(key),
-                            "header");
-            meta = &value;
-            continue;
-        }
-        entries.push_back(checker.entry(key, value, entries.size()));
-    }
+    const ordered_json* meta = read_entries(json, checker, file_, entries);
     unindexed_ = checker.check_layout(entries);
     for (const std::string& problem : unindexed_) context_.warn(file_ + ": " + problem);
 
@@ -236,79 +337,14 @@ ModelHeader SafetensorsReader::open(const fs::path& path) {
     header.source = file_;
     header.format = "safetensors";
     extents_.clear();
-    for (const Entry& e : entries) {
-        TensorInfo t;
-        t.name = e.name;
-        t.type = e.dtype->ggml_type;
-        t.ne = reversed(e.shape);
-        t.nbytes = e.end - e.begin;
-        t.source_offset = data_start_ + e.begin;
-        extents_.emplace_back(t.source_offset, t.nbytes);
-        header.tensors.push_back(std::move(t));
-    }
+    header.tensors = tensor_directory(entries, data_start_, extents_);
     header.format_facts = {{"header bytes", std::to_string(header_size)},
                            {"data start", std::to_string(data_start_)},
                            {"file size", std::to_string(file_size)}};
-
-    // __metadata__: GGUF keys with their recorded types, repacked pairs, anything else as
-    // string metadata under "safetensors.".
-    std::unordered_set<std::string> repacked;
-    if (meta) {
-        ordered_json types = ordered_json::object();
-        for (const auto& [key, value] : meta->items())
-            if (!value.is_string())
-                throw Error("__metadata__ values must be strings; this one is " +
-                                std::string(value.type_name()),
-                            file_, checker.offset_of(key), "key '" + key + "'");
-        if (auto t = meta->find(gguf_types_entry); t != meta->end()) {
-            types = ordered_json::parse(t->get<std::string>(), nullptr, false);
-            if (!types.is_object())
-                throw Error("not a JSON object of GGUF type names", file_,
-                            checker.offset_of(std::string(gguf_types_entry)),
-                            "key '" + std::string(gguf_types_entry) + "'");
-        }
-        for (const auto& [key, value] : meta->items()) {
-            const std::string text = value.get<std::string>();
-            const std::string subject = "key '" + key + "'";
-            std::string name;
-            Value decoded;
-            if (key == format_entry) {
-                header.format_facts.emplace_back("format", text);
-                continue;
-            } else if (key == gguf_types_entry) {
-                continue;
-            } else if (key.starts_with(gguf_prefix)) {
-                name = key.substr(gguf_prefix.size());
-                const auto type = types.find(name);
-                const std::string label =
-                    type != types.end() && type->is_string() ? type->get<std::string>() : "";
-                try {
-                    decoded = from_json_text(text, label);
-                } catch (const std::exception& e) {
-                    throw Error(std::string("cannot read this GGUF value: ") + e.what(), file_,
-                                checker.offset_of(key), subject);
-                }
-            } else if (!repack::scales_suffix(text).empty()) {
-                check_repacked(header, entries, checker, key, text);
-                repacked.insert(key);
-                name = repack::metadata_key(key);
-                decoded = Value::of_string(text);
-            } else {
-                name = std::string(foreign_prefix) + key;
-                decoded = Value::of_string(text);
-            }
-            if (!header.metadata.insert(name, std::move(decoded)))
-                throw Error("two __metadata__ entries give metadata key '" + name + "'", file_,
-                            checker.offset_of(key), subject);
-        }
-    }
-    std::size_t plain_u8 = 0;
-    for (const Entry& e : entries)
-        if (e.dtype_name == "U8" && !repacked.count(e.name)) ++plain_u8;
-    if (plain_u8 > 0)
-        context_.warn(file_ + ": " + std::to_string(plain_u8) +
-                      " U8 tensor(s) read as i8 (ggml has no unsigned 8-bit type; the bytes are "
-                      "unchanged)");
+    const std::unordered_set<std::string> repacked =
+        meta ? read_metadata(*meta, entries, checker, file_, header)
+             : std::unordered_set<std::string>{};
+    warn_plain_u8(entries, repacked, context_, file_);
     return header;
 }
 
