@@ -1,5 +1,7 @@
 #include "config_json.hpp"
 
+#include "ck/support/json_string.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -30,12 +32,6 @@ std::pair<std::string, int> shortest_digits(Float value) {
 }
 
 // \uXXXX with lowercase hex, as Python writes it; `unit` is one UTF-16 code unit.
-void append_utf16_escape(std::string& out, std::uint32_t unit) {
-    static const char hex[] = "0123456789abcdef";
-    out += "\\u";
-    for (int shift = 12; shift >= 0; shift -= 4) out += hex[(unit >> shift) & 0xF];
-}
-
 }  // namespace
 
 std::string python_float_repr(double value, bool single_precision) {
@@ -66,65 +62,7 @@ std::string python_float_repr(double value, bool single_precision) {
 }
 
 std::string python_json_string(std::string_view s) {
-    std::string out = "\"";
-    for (std::size_t i = 0; i < s.size();) {
-        auto c = static_cast<unsigned char>(s[i]);
-        if (c < 0x80) {
-            switch (c) {
-                case '"':
-                    out += "\\\"";
-                    break;
-                case '\\':
-                    out += "\\\\";
-                    break;
-                case '\n':
-                    out += "\\n";
-                    break;
-                case '\r':
-                    out += "\\r";
-                    break;
-                case '\t':
-                    out += "\\t";
-                    break;
-                case '\b':
-                    out += "\\b";
-                    break;
-                case '\f':
-                    out += "\\f";
-                    break;
-                default:
-                    if (c < 0x20 || c == 0x7F)
-                        append_utf16_escape(out, c);  // Python: not in ' '..'~'
-                    else
-                        out += static_cast<char>(c);
-            }
-            ++i;
-            continue;
-        }
-        // Decode one UTF-8 sequence; a malformed byte is escaped on its own (as U+00XX).
-        int length = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-        std::uint32_t cp = length == 4 ? c & 0x07u : length == 3 ? c & 0x0Fu : c & 0x1Fu;
-        bool ok = length > 1 && i + static_cast<std::size_t>(length) <= s.size();
-        for (int k = 1; ok && k < length; ++k) {
-            auto cont = static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]);
-            ok = (cont & 0xC0) == 0x80;
-            cp = (cp << 6) | (cont & 0x3Fu);
-        }
-        if (!ok) {
-            append_utf16_escape(out, c);
-            ++i;
-            continue;
-        }
-        if (cp >= 0x10000) {
-            cp -= 0x10000;
-            append_utf16_escape(out, 0xD800 + (cp >> 10));
-            append_utf16_escape(out, 0xDC00 + (cp & 0x3FF));
-        } else {
-            append_utf16_escape(out, cp);
-        }
-        i += static_cast<std::size_t>(length);
-    }
-    return out + "\"";
+    return support::json_string(s, support::JsonEscape::ascii);
 }
 
 std::string render_config_json(const Config& c) {

@@ -1,5 +1,7 @@
 #include "json_text.hpp"
 
+#include "ck/support/json_string.hpp"
+
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -47,38 +49,8 @@ void append_float(std::string& out, Float v) {
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view s) {
-    static constexpr char hex[] = "0123456789abcdef";
-    out += '"';
-    std::size_t plain = 0;  // start of the run of bytes copied as they are
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (c >= 0x20 && c != '"' && c != '\\') continue;
-        out.append(s.substr(plain, i - plain));
-        plain = i + 1;
-        switch (c) {
-            case '"':
-                out += "\\\"";
-                break;
-            case '\\':
-                out += "\\\\";
-                break;
-            case '\n':
-                out += "\\n";
-                break;
-            case '\r':
-                out += "\\r";
-                break;
-            case '\t':
-                out += "\\t";
-                break;
-            default:
-                out += "\\u00";
-                out += hex[c >> 4];
-                out += hex[c & 0x0f];
-        }
-    }
-    out.append(s.substr(plain));
-    out += '"';
+    // The caller has checked that `s` is UTF-8 (GGUF-lite refuses anything else).
+    support::append_json_string(out, s, support::JsonEscape::utf8_short_escapes_only);
 }
 
 void append_json_f32(std::string& out, std::uint32_t bits) {

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ck/support/json_string.hpp"
 #include "ck/utf8.hpp"
 
 namespace ck::safetensors {
@@ -26,54 +27,7 @@ bool is_signed(ValueType t) {
 }
 
 void append_string(std::string& out, std::string_view s, bool& replaced) {
-    out += '"';
-    for (std::size_t i = 0; i < s.size();) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (c >= 0x80) {
-            if (const std::size_t n = utf8_sequence_length(s, i)) {
-                out.append(s.substr(i, n));
-                i += n;
-            } else {
-                out += "\xef\xbf\xbd";  // U+FFFD
-                replaced = true;
-                ++i;
-            }
-            continue;
-        }
-        switch (c) {
-            case '"':
-                out += "\\\"";
-                break;
-            case '\\':
-                out += "\\\\";
-                break;
-            case '\n':
-                out += "\\n";
-                break;
-            case '\r':
-                out += "\\r";
-                break;
-            case '\t':
-                out += "\\t";
-                break;
-            case '\b':
-                out += "\\b";
-                break;
-            case '\f':
-                out += "\\f";
-                break;
-            default:
-                if (c < 0x20) {
-                    char buf[8];
-                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
-                    out += buf;
-                } else {
-                    out += static_cast<char>(c);
-                }
-        }
-        ++i;
-    }
-    out += '"';
+    if (support::append_json_string(out, s, support::JsonEscape::utf8)) replaced = true;
 }
 
 void append_bits(std::string& out, std::uint64_t bits, int hex_digits) {

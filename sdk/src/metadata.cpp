@@ -1,5 +1,7 @@
 #include "ck/metadata.hpp"
 
+#include "ck/utf8.hpp"
+
 #include <array>
 #include <bit>
 #include <cstdio>
@@ -57,15 +59,10 @@ std::string quoted(std::string_view s) {
         } else if (c < 0x80) {
             out += static_cast<char>(c);
         } else {
-            // Accept a well-formed UTF-8 sequence as is; escape anything else byte by byte.
-            std::size_t len = c >= 0xf0 && c < 0xf5   ? 4
-                              : c >= 0xe0             ? 3
-                              : c >= 0xc2 && c < 0xe0 ? 2
-                                                      : 0;
-            bool ok = len != 0 && i + len <= s.size();
-            for (std::size_t k = 1; ok && k < len; ++k)
-                ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
-            if (ok) {
+            // Accept a well-formed UTF-8 sequence as is (ck::utf8: no overlong forms, no
+            // surrogates); escape anything else byte by byte.
+            const std::size_t len = utf8_sequence_length(s, i);
+            if (len != 0) {
                 out.append(s.substr(i, len));
                 i += len - 1;
             } else {
