@@ -45,6 +45,27 @@ std::uint64_t checked_alignment(const Metadata& meta) {
 
 }  // namespace
 
+void encode_gguf_value(const Value& v, std::vector<std::byte>& out) {
+    switch (v.type()) {
+        case ValueType::string:
+            put_string(out, v.str());
+            return;
+        case ValueType::array: {
+            const ArrayValue& a = v.array();
+            put<std::uint32_t>(out, static_cast<std::uint32_t>(a.element_type()));
+            put<std::uint64_t>(out, a.size());
+            out.insert(out.end(), a.encoded().begin(), a.encoded().end());
+            return;
+        }
+        default: {
+            // Scalars keep their raw bits: the low value_type_size() bytes, little-endian.
+            const std::size_t n = value_type_size(v.type());
+            for (std::size_t i = 0; i < n; ++i)
+                out.push_back(static_cast<std::byte>((v.raw() >> (8 * i)) & 0xff));
+        }
+    }
+}
+
 void GgufWriter::prepare(const ModelHeader& header, const fs::path& destination) {
     header_ = header;
     path_ = output_path(destination, header);

@@ -6,6 +6,9 @@
 
 namespace ck::gguf {
 
+// Encodes a single value in GGUF's binary form (without key or type id) onto `out`.
+void encode_gguf_value(const Value& v, std::vector<std::byte>& out);
+
 class GgufWriter final : public Writer {
   public:
     explicit GgufWriter(Context& context) : context_(context) {}

@@ -328,24 +328,4 @@ void Metadata::reindex() {
     for (std::size_t i = 0; i < entries_.size(); ++i) index_.emplace(entries_[i].first, i);
 }
 
-void encode_gguf_value(const Value& v, std::vector<std::byte>& out) {
-    switch (v.type()) {
-        case ValueType::string: {
-            store_le(out, v.str().size(), 8);
-            auto b = std::as_bytes(std::span(v.str().data(), v.str().size()));
-            out.insert(out.end(), b.begin(), b.end());
-            return;
-        }
-        case ValueType::array: {
-            const ArrayValue& a = v.array();
-            store_le(out, static_cast<std::uint32_t>(a.element_type()), 4);
-            store_le(out, a.size(), 8);
-            out.insert(out.end(), a.encoded().begin(), a.encoded().end());
-            return;
-        }
-        default:
-            store_le(out, v.raw(), value_type_size(v.type()));
-    }
-}
-
 }  // namespace ck

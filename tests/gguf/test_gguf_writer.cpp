@@ -109,4 +109,23 @@ BOOST_AUTO_TEST_CASE(directory_destination_uses_the_input_name) {
     BOOST_TEST(writer.outputs().at(0) == dir / "valid_base.gguf");
 }
 
+BOOST_AUTO_TEST_CASE(encode_gguf_value_writes_gguf_binary_form) {
+    std::vector<std::byte> out;
+    std::vector<std::int32_t> ints = {-1, 7};
+    ck::gguf::encode_gguf_value(
+        ck::Value::of_array(ck::ArrayValue::of<std::int32_t>(ck::ValueType::i32, ints)), out);
+    const std::vector<std::uint8_t> array = {5, 0, 0,    0,    2,    0,    0, 0, 0, 0,
+                                             0, 0, 0xff, 0xff, 0xff, 0xff, 7, 0, 0, 0};
+    BOOST_TEST(out.size() == array.size());
+    for (std::size_t i = 0; i < array.size() && i < out.size(); ++i)
+        BOOST_TEST(std::to_integer<std::uint8_t>(out[i]) == array[i], "byte " << i);
+    out.clear();
+    ck::gguf::encode_gguf_value(ck::Value::of_string("ab"), out);
+    BOOST_TEST(out.size() == 10u);  // u64 length, then the bytes
+    out.clear();
+    ck::gguf::encode_gguf_value(ck::Value::of_u32(0x01020304), out);
+    BOOST_TEST(std::to_integer<int>(out[0]) == 4);
+    BOOST_TEST(std::to_integer<int>(out[3]) == 1);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

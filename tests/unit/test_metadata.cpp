@@ -58,10 +58,6 @@ BOOST_AUTO_TEST_CASE(arrays) {
     BOOST_TEST(a.raw_at(1) == 7u);
     auto v = ck::Value::of_array(a);
     BOOST_TEST(v.to_display() == "[i32 x 2] [-1, 7]");
-
-    std::vector<std::byte> encoded;
-    ck::encode_gguf_value(v, encoded);
-    BOOST_TEST(encoded.size() == 4u + 8u + 8u);  // element type, count, two i32
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -145,7 +145,4 @@ class CK_SDK_API Metadata {
     std::unordered_map<std::string, std::size_t> index_;
 };
 
-// Encodes a single value in GGUF's binary form (without key or type id) onto `out`.
-CK_SDK_API void encode_gguf_value(const Value& v, std::vector<std::byte>& out);
-
 }  // namespace ck
