@@ -65,16 +65,10 @@ constexpr std::uint64_t chunk_elements = 65536;
 
 }  // namespace
 
-const ck::kernels::DequantTable& kernels() {
-    static const ck::kernels::DequantTable& table =
-        ck::kernels::select_dequant_table(ck::selected_isa());
-    return table;
-}
-
 NpyWriter::NpyWriter(const ck::Options& options, ck::Context& context)
     : context_(context),
       float_type_(options.get("dtype", "f32") == "f16" ? FloatType::f16 : FloatType::f32),
-      kernels_(kernels()) {}
+      kernels_(ck::kernels::plugin_dequant_table()) {}
 
 void NpyWriter::prepare(const ck::ModelHeader& header, const fs::path& destination) {
     directory_ = destination;

@@ -46,7 +46,4 @@ class NpyWriter final : public ck::Writer {
     ck::OutputSink* out_ = nullptr;
 };
 
-// The kernel table this plugin uses, chosen once when the plugin loads.
-const ck::kernels::DequantTable& kernels();
-
 }  // namespace npy

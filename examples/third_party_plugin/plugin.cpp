@@ -23,12 +23,12 @@ const ck_plugin_descriptor descriptor = {
     nullptr,
     nullptr,
     [](const ck::Options& o, ck::Context& c) -> ck::Writer* { return new npy::NpyWriter(o, c); },
-    [] { return ck::isa_name(npy::kernels().isa).data(); },
+    ck::kernels::plugin_dequant_variant,
 };
 
 }  // namespace
 
 CK_PLUGIN_EXPORT const ck_plugin_descriptor* ckhost_plugin_descriptor() {
-    npy::kernels();  // choose the kernel variant when the plugin is loaded
+    ck::kernels::plugin_dequant_table();  // choose the kernel variant when loaded
     return &descriptor;
 }

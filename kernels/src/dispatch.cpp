@@ -36,6 +36,15 @@ const DequantTable& select_dequant_table(Isa limit) {
     return dequant_table(limit < best ? limit : best);
 }
 
+const DequantTable& plugin_dequant_table() {
+    static const DequantTable& table = select_dequant_table(selected_isa());
+    return table;
+}
+
+const char* plugin_dequant_variant() {
+    return isa_name(plugin_dequant_table().isa).data();
+}
+
 bool has_own_kernel(Isa isa, std::uint32_t type) {
     if (type >= ggml_type_count) return false;
     if (isa == Isa::scalar) return scalar_dequant_table().fn[type] != nullptr;

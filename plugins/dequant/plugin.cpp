@@ -20,12 +20,6 @@ namespace {
 
 using ck::GgmlType;
 
-const ck::kernels::DequantTable& kernels() {
-    static const ck::kernels::DequantTable& table =
-        ck::kernels::select_dequant_table(ck::selected_isa());
-    return table;
-}
-
 constexpr std::uint32_t id(GgmlType t) {
     return static_cast<std::uint32_t>(t);
 }
@@ -57,7 +51,7 @@ class Dequant final : public ck::Transform {
             const ck::TypeInfo* info = ck::find_type(t.type);
             // Integer and f64 tensors are not weights to dequantize: they pass through.
             if (info && !info->removed && !info->quantized && !info->dequantizable) continue;
-            if (!info || info->removed || !kernels().fn[t.type])
+            if (!info || info->removed || !ck::kernels::plugin_dequant_table().fn[t.type])
                 throw ck::Error(
                     "cannot dequantize type " + std::string(ck::type_name(t.type)) +
                         (info && !info->removed ? " (ggml has no dequantizer for it)" : ""),
@@ -79,7 +73,7 @@ class Dequant final : public ck::Transform {
   private:
     ck::TensorView convert(const Conversion& c, const ck::TensorView& in) const {
         const ck::TypeInfo& from = *ck::find_type(c.from);
-        ck::kernels::DequantFn dequant = kernels().fn[c.from];
+        ck::kernels::DequantFn dequant = ck::kernels::plugin_dequant_table().fn[c.from];
         const std::uint64_t expected = *ck::row_bytes(c.from, c.elements);
         ck::support::check_tensor_bytes(in, expected, c.name, from.name);
         // 64-byte aligned: large f32 outputs then take the kernels' streaming-store path.
@@ -120,10 +114,6 @@ const ck_option_descriptor options[] = {
     ck::TensorFilter::skip_option(CK_STAGE_TRANSFORM),
 };
 
-const char* kernel_variant() {
-    return ck::isa_name(kernels().isa).data();
-}
-
 const ck_plugin_descriptor descriptor = {
     CK_PLUGIN_ABI_VERSION,
     CK_STAGE_TRANSFORM,
@@ -136,12 +126,12 @@ const ck_plugin_descriptor descriptor = {
     nullptr,
     [](const ck::Options& o, ck::Context&) -> ck::Transform* { return new Dequant(o); },
     nullptr,
-    kernel_variant,
+    ck::kernels::plugin_dequant_variant,
 };
 
 }  // namespace
 
 CK_PLUGIN_EXPORT const ck_plugin_descriptor* ckhost_plugin_descriptor() {
-    kernels();  // select the kernel variant when the plugin is loaded
+    ck::kernels::plugin_dequant_table();  // choose the kernel variant when loaded
     return &descriptor;
 }

@@ -14,12 +14,6 @@ namespace {
 
 using namespace ck::gguflite;
 
-const ck::kernels::DequantTable& kernels() {
-    static const ck::kernels::DequantTable& table =
-        ck::kernels::select_dequant_table(ck::selected_isa());
-    return table;
-}
-
 // Only ck::Error may leave plugin code: anything else (std::bad_alloc, a filesystem error) is
 // turned into one here, at the boundary.
 template <class Fn>
@@ -55,8 +49,10 @@ class GuardedReader final : public ck::Reader {
 class GuardedWriter final : public ck::Writer {
   public:
     GuardedWriter(const ck::Options& options, ck::Context& context)
-        : inner_(guarded(
-              [&] { return std::make_unique<GgufLiteWriter>(options, context, kernels()); })) {}
+        : inner_(guarded([&] {
+              return std::make_unique<GgufLiteWriter>(options, context,
+                                                      ck::kernels::plugin_dequant_table());
+          })) {}
     void prepare(const ck::ModelHeader& header, const std::filesystem::path& destination) override {
         guarded([&] { inner_->prepare(header, destination); });
     }
@@ -89,10 +85,6 @@ ck::Writer* create_writer(const ck::Options& options, ck::Context& context) {
     return new GuardedWriter(options, context);
 }
 
-const char* kernel_variant() {
-    return ck::isa_name(kernels().isa).data();
-}
-
 const ck_option_descriptor options[] = {
     {"scheme", CK_STAGE_WRITER, "q4", "q8|q4|f16|f32",
      "dtype of 2-D tensors: Q8_per_channel, Q4_per_group_64, F16 or F32"},
@@ -119,12 +111,12 @@ const ck_plugin_descriptor descriptor = {
     create_reader,
     nullptr,
     create_writer,
-    kernel_variant,
+    ck::kernels::plugin_dequant_variant,
 };
 
 }  // namespace
 
 CK_PLUGIN_EXPORT const ck_plugin_descriptor* ckhost_plugin_descriptor() {
-    kernels();  // select the kernel variant when the plugin is loaded
+    ck::kernels::plugin_dequant_table();  // choose the kernel variant when loaded
     return &descriptor;
 }

@@ -8,12 +8,6 @@
 
 namespace {
 
-const ck::kernels::RepackTable& kernels() {
-    static const ck::kernels::RepackTable& table =
-        ck::kernels::select_repack_table(ck::selected_isa());
-    return table;
-}
-
 const ck_option_descriptor options[] = {
     {"to", CK_STAGE_TRANSFORM, "int8", "int8|nf4",
      "target layout: int8 (u8 codes, f16 min/max per 128) or nf4 (4-bit NormalFloat, f16 "
@@ -21,10 +15,6 @@ const ck_option_descriptor options[] = {
     ck::TensorFilter::only_option(CK_STAGE_TRANSFORM),
     ck::TensorFilter::skip_option(CK_STAGE_TRANSFORM),
 };
-
-const char* kernel_variant() {
-    return ck::isa_name(kernels().isa).data();
-}
 
 const ck_plugin_descriptor descriptor = {
     CK_PLUGIN_ABI_VERSION,
@@ -38,15 +28,15 @@ const ck_plugin_descriptor descriptor = {
     nullptr,
     nullptr,
     [](const ck::Options& o, ck::Context& c) -> ck::Transform* {
-        return new ck::repack::RepackTransform(o, c, kernels());
+        return new ck::repack::RepackTransform(o, c, ck::kernels::plugin_repack_table());
     },
     nullptr,
-    kernel_variant,
+    ck::kernels::plugin_repack_variant,
 };
 
 }  // namespace
 
 CK_PLUGIN_EXPORT const ck_plugin_descriptor* ckhost_plugin_descriptor() {
-    kernels();  // select the kernel variant when the plugin is loaded
+    ck::kernels::plugin_repack_table();  // choose the kernel variant when loaded
     return &descriptor;
 }

@@ -25,4 +25,13 @@ const RepackTable& select_repack_table(Isa limit) {
     return repack_table(limit < best ? limit : best);
 }
 
+const RepackTable& plugin_repack_table() {
+    static const RepackTable& table = select_repack_table(selected_isa());
+    return table;
+}
+
+const char* plugin_repack_variant() {
+    return isa_name(plugin_repack_table().isa).data();
+}
+
 }  // namespace ck::kernels

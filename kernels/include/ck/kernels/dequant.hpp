@@ -27,6 +27,13 @@ const DequantTable& scalar_dequant_table();
 const DequantTable& dequant_table(Isa isa);
 // The best table not above `limit` that this CPU runs.
 const DequantTable& select_dequant_table(Isa limit);
+// The table a plugin uses: the best one this CPU runs within --isa / CKHOST_ISA
+// (ck::selected_isa()), chosen on the first call and kept. Call it when the plugin is loaded
+// (in ckhost_plugin_descriptor) so the choice never happens mid-conversion. ckkernels is a
+// static library, so each plugin has its own choice.
+const DequantTable& plugin_dequant_table();
+// The name of that table's variant ("avx2"), for the descriptor's kernel_variant.
+const char* plugin_dequant_variant();
 // Which types a variant implements itself (rather than borrowing the scalar kernel).
 bool has_own_kernel(Isa isa, std::uint32_t type);
 

@@ -84,6 +84,9 @@ const RepackTable& scalar_repack_table();
 const RepackTable& repack_table(Isa isa);
 // The best table not above `limit` that this CPU runs.
 const RepackTable& select_repack_table(Isa limit);
+// The repack table a plugin uses, chosen once like plugin_dequant_table(), and its name.
+const RepackTable& plugin_repack_table();
+const char* plugin_repack_variant();
 
 // Elements per block of `target`, and the output sizes for n elements.
 constexpr std::size_t block_elements(RepackTarget target) {
