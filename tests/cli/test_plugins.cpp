@@ -40,7 +40,7 @@ BOOST_AUTO_TEST_CASE(listing_shows_skipped_plugins_with_reasons) {
     BOOST_TEST(by_name["testkit"]["loaded"].get<bool>());
     BOOST_TEST(by_name["gguf"]["loaded"].get<bool>());
     BOOST_TEST(by_name["gguf"]["kinds"].get<std::string>() == "reader, writer");
-    BOOST_TEST(by_name["gguf"]["abi_version"].get<unsigned>() == 1u);
+    BOOST_TEST(by_name["gguf"]["abi_version"].get<unsigned>() == 2u);
 
     auto text = cktest::run_ckhost({"plugins", "--plugin-dir", plugin_dir()});
     BOOST_TEST(text.exit_code == 0);

@@ -199,7 +199,7 @@ BOOST_AUTO_TEST_CASE(the_package_config_installs_headers_and_targets) {
 BOOST_AUTO_TEST_CASE(the_out_of_tree_npy_plugin_converts_micro_llama) {
     auto listing =
         installed().ckhost({"plugins", "--plugin-dir", installed().plugin_build.string()});
-    BOOST_TEST(contains(listing.out, "npy  (writer)  version 1.0.0  ABI 1  kernels: "),
+    BOOST_TEST(contains(listing.out, "npy  (writer)  version 1.0.0  ABI 2  kernels: "),
                listing.out);
 
     const fs::path f32 = installed().dir / "npy-f32", f16 = installed().dir / "npy-f16";
