@@ -102,8 +102,12 @@ BOOST_AUTO_TEST_CASE(plugins_of_another_toolchain_or_with_a_short_descriptor_are
 
     auto text = cktest::run_ckhost({"plugins", "--plugin-dir", plugin_dir()});
     BOOST_TEST(text.exit_code == 0, text.err);
+    BOOST_TEST(contains(text.out, "toolchain: " + host + " (plugins must be built with the same)"),
+               text.out);
     BOOST_TEST(contains(text.out, "other_compiler  SKIPPED: " + other + "\n"), text.out);
     BOOST_TEST(contains(text.out, "small_descriptor  SKIPPED: " + small + "\n"), text.out);
+    const auto doc = nlohmann::json::parse(cktest::run_ckhost({"plugins", "--json"}).out);
+    BOOST_TEST(doc["toolchain"].get<std::string>() == host);
 
     // Naming them in a pipeline is exit 3 with the same reason, and nothing of them runs.
     for (const std::string name : {"other_compiler", "small_descriptor"}) {
@@ -118,6 +122,32 @@ BOOST_AUTO_TEST_CASE(plugins_of_another_toolchain_or_with_a_short_descriptor_are
     // inspect probes every reader it finds: the skipped ones are never probed.
     auto inspect = cktest::run_ckhost({"inspect", sample(), "--plugin-dir", plugin_dir()});
     BOOST_TEST(inspect.exit_code == 0, inspect.err);
+}
+
+BOOST_AUTO_TEST_CASE(the_listing_shows_each_plugins_flags) {
+    auto by_name = plugins_by_name({"plugins", "--json", "--plugin-dir", plugin_dir()});
+    // Every built-in plugin is declared not concurrent (for now); the stateless test plugin is.
+    for (const char* name : {"gguf", "bump", "dequant", "quantize", "headpack", "gguflite",
+                             "repack", "safetensors", "testkit"}) {
+        BOOST_TEST_REQUIRE(by_name[name]["loaded"].get<bool>(), name);
+        BOOST_TEST(!by_name[name]["flags"]["concurrent"].get<bool>(), name);
+        BOOST_TEST(by_name[name]["toolchain"].get<std::string>() == this_toolchain(), name);
+    }
+    BOOST_TEST(by_name["passthrough"]["flags"]["concurrent"].get<bool>());
+
+    auto text = cktest::run_ckhost({"plugins", "--plugin-dir", plugin_dir()});
+    BOOST_TEST(contains(text.out, "gguf  (reader, writer)  version 1.0.0  ABI 2  concurrent: no\n"),
+               text.out);
+    BOOST_TEST(
+        contains(text.out, "passthrough  (transform)  version 0.0.1  ABI 2  concurrent: yes\n"),
+        text.out);
+    // And the concurrent one converts like any other.
+    cktest::TempDir out;
+    auto r =
+        cktest::run_ckhost({"--plugin-dir", plugin_dir(), "--pipeline", "gguf:passthrough:gguf",
+                            "-i", sample(), "-o", (out / "o.gguf").string()});
+    BOOST_TEST(r.exit_code == 0, r.err);
+    BOOST_TEST(cktest::files_equal(sample(), out / "o.gguf"));
 }
 
 BOOST_AUTO_TEST_CASE(the_environment_variable_adds_a_search_directory) {

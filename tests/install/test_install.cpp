@@ -201,6 +201,8 @@ BOOST_AUTO_TEST_CASE(the_out_of_tree_npy_plugin_converts_micro_llama) {
         installed().ckhost({"plugins", "--plugin-dir", installed().plugin_build.string()});
     BOOST_TEST(contains(listing.out, "npy  (writer)  version 1.0.0  ABI 2  kernels: "),
                listing.out);
+    BOOST_TEST(contains(listing.out, "  concurrent: no\n    NumPy: one .npy per tensor"),
+               listing.out);
 
     const fs::path f32 = installed().dir / "npy-f32", f16 = installed().dir / "npy-f16";
     auto r = installed().ckhost({"--plugin-dir", installed().plugin_build.string(), "--pipeline",
