@@ -14,6 +14,7 @@
 #include "ck/context.hpp"
 #include "ck/kernels/dequant.hpp"
 #include "ck/kernels/float_convert.hpp"
+#include "ck/plugin.hpp"
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
@@ -194,6 +195,12 @@ BOOST_AUTO_TEST_CASE(the_package_config_installs_headers_and_targets) {
           "lib/cmake/ckhost/ckhostTargets.cmake", "lib/cmake/ckhost/ckhostPlugin.cmake"})
         BOOST_TEST(fs::exists(prefix / file), file);
     BOOST_TEST(fs::exists(installed().plugin_build / "npy.so"));
+    // libcksdk's SONAME is the plugin ABI version.
+    const std::string soname = "libcksdk.so." + std::to_string(CK_PLUGIN_ABI_VERSION);
+    bool found = false;
+    for (const auto& e : fs::recursive_directory_iterator(prefix))
+        found = found || e.path().filename() == soname;
+    BOOST_TEST(found, soname << " is not installed");
 }
 
 BOOST_AUTO_TEST_CASE(the_out_of_tree_npy_plugin_converts_micro_llama) {
