@@ -24,6 +24,7 @@
 
 // Bump whenever anything a plugin sees changes layout or meaning: this struct, the stage
 // interfaces, ModelHeader, Metadata, TensorView, Options, Context, OutputSet, Error.
+// tests/unit/test_abi_layout.cpp pins those layouts; libcksdk's SOVERSION follows this number.
 #define CK_PLUGIN_ABI_VERSION 2u
 #define CK_PLUGIN_DESCRIPTOR_SYMBOL "ckhost_plugin_descriptor"
 
