@@ -1,5 +1,6 @@
-// The npy plugin's descriptor: the one symbol ckhost looks up. ckhost reads `abi_version`
-// first and skips the library when it differs from the SDK it was built with.
+// The npy plugin's descriptor: the one symbol ckhost looks up. CK_PLUGIN_DESCRIPTOR_HEAD fills
+// the fields ckhost checks before anything else (ABI version, struct size, flags, toolchain);
+// ckhost skips the library when they do not match the ckhost it runs in.
 #include "ck/plugin.hpp"
 #include "npy_writer.hpp"
 
@@ -11,7 +12,7 @@ const ck_option_descriptor options[] = {
 };
 
 const ck_plugin_descriptor descriptor = {
-    CK_PLUGIN_ABI_VERSION,
+    CK_PLUGIN_DESCRIPTOR_HEAD(0),  // flags: none (the writer is not declared concurrent)
     CK_STAGE_WRITER,
     "npy",  // must equal the file name, npy.so
     "1.0.0",

@@ -45,6 +45,8 @@ const char* main_usage =
     "  ckhost plugins --json\n"
     "  ckhost batch jobs.txt --jobs 2      (jobs.txt: one 'PIPELINE INPUT OUTPUT' per line)\n"
     "\n"
+    "Global options, before or after the command: --plugin-dir DIR (repeatable), --isa X,\n"
+    "--quiet/-q, --json (e.g. ckhost --plugin-dir build plugins, ckhost --json inspect F).\n"
     "Stage options go in brackets: gguf:repack[to=nf4,only=blk.*]:safetensors.\n"
     "Exit codes: 0 success, 1 input or conversion failed, 2 usage error, 3 plugin could not be\n"
     "loaded, 130 interrupted.\n";
@@ -57,30 +59,88 @@ struct Common {
     bool help = false;
 };
 
-po::options_description common_options(Common& c) {
-    po::options_description d("common options");
+// The global options: every command takes them, before or after the command name.
+po::options_description global_options(Common& c) {
+    po::options_description d("global options (before or after the command)");
     d.add_options()("plugin-dir", po::value(&c.plugin_dirs)->composing(),
                     "search DIR for plugins first (repeatable)")(
         "isa", po::value(&c.isa),
         "force a lower kernel variant: scalar|avx2|avx512 (sets CKHOST_ISA)")(
         "quiet,q", po::bool_switch(&c.quiet), "no progress, no warnings on stderr")(
-        "json", po::bool_switch(&c.json), "machine-readable output on stdout")(
-        "help,h", po::bool_switch(&c.help), "show this help");
+        "json", po::bool_switch(&c.json), "machine-readable output on stdout");
     return d;
 }
 
-// Parses argv for one command; unknown options and stray arguments are usage errors.
-po::variables_map parse(int argc, char** argv, const po::options_description& options,
+po::options_description common_options(Common& c) {
+    po::options_description d = global_options(c);
+    d.add_options()("help,h", po::bool_switch(&c.help), "show this help");
+    return d;
+}
+
+// Parses one command's arguments (after the command name); unknown options and stray
+// arguments are usage errors.
+po::variables_map parse(const std::vector<std::string>& args,
+                        const po::options_description& options,
                         const po::positional_options_description& positional) {
     po::variables_map vm;
     try {
-        po::store(po::command_line_parser(argc, argv).options(options).positional(positional).run(),
-                  vm);
+        po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
         po::notify(vm);
     } catch (const po::error& e) {
         throw ck::usage_error(e.what());
     }
     return vm;
+}
+
+// The command line split at the command: the global options in front of it, as typed, and
+// everything from the first other token on (the command name, or the convert options of the
+// form without one).
+struct Split {
+    std::vector<std::string> globals;
+    std::vector<std::string> rest;
+};
+
+// The global option `token` names (`--json`, `--isa=X`, `--plugin-dir`, `-q`), by exact name, or
+// nullptr: an abbreviation or a group of short options ends the global part, and is left to the
+// command's parser, which knows all of the command's options.
+const po::option_description* global_option(const std::string& token,
+                                            const po::options_description& globals) {
+    if (token.size() > 2 && token.compare(0, 2, "--") == 0)
+        return globals.find_nothrow(token.substr(2, token.find('=') - 2), false);
+    if (token.size() == 2 && token[0] == '-' && token[1] != '-')
+        return globals.find_nothrow(token, false);
+    return nullptr;
+}
+
+// Finds where the global options in front of the command end (each option's value, if it takes
+// one, is the next token unless given as --name=VALUE), and has Boost.Program_options parse
+// them, so that a missing value or a bad one is the same usage error as after the command.
+Split split_at_command(const std::vector<std::string>& args) {
+    Common ignored;
+    const po::options_description globals = global_options(ignored);
+    std::size_t end = 0;
+    while (end < args.size()) {
+        const po::option_description* option = global_option(args[end], globals);
+        if (!option) break;
+        const bool inline_value = args[end].find('=') != std::string::npos;
+        ++end;
+        if (!inline_value && option->semantic()->max_tokens() > 0 && end < args.size()) ++end;
+    }
+    Split split{{args.begin(), args.begin() + static_cast<std::ptrdiff_t>(end)},
+                {args.begin() + static_cast<std::ptrdiff_t>(end), args.end()}};
+    try {
+        po::variables_map vm;
+        po::store(po::command_line_parser(split.globals)
+                      .options(globals)
+                      .style(po::command_line_style::default_style &
+                             ~po::command_line_style::allow_guessing)
+                      .positional({})
+                      .run(),
+                  vm);
+    } catch (const po::error& e) {
+        throw ck::usage_error(e.what());
+    }
+    return split;
 }
 
 void apply_isa(const std::string& isa) {
@@ -120,7 +180,7 @@ void raise_open_file_limit() {
     }
 }
 
-int convert_command(int argc, char** argv) {
+int convert_command(const std::vector<std::string>& args) {
     Common c;
     std::string pipeline, input, output;
     bool dry_run = false, force = false, update = false;
@@ -138,7 +198,7 @@ int convert_command(int argc, char** argv) {
     d.add(common_options(c));
     po::positional_options_description pos;
     pos.add("input", 1).add("output", 1);
-    parse(argc, argv, d, pos);
+    parse(args, d, pos);
     if (c.help) {
         std::cout << main_usage << "\n" << d;
         return ok;
@@ -186,7 +246,7 @@ int convert_command(int argc, char** argv) {
     return ok;
 }
 
-int inspect_command(int argc, char** argv, bool verify) {
+int inspect_command(const std::vector<std::string>& args, bool verify) {
     Common c;
     ckhost::InspectSettings settings;
     std::string file, key;
@@ -198,7 +258,7 @@ int inspect_command(int argc, char** argv, bool verify) {
     d.add(common_options(c));
     po::positional_options_description pos;
     pos.add("file", 1);
-    parse(argc, argv, d, pos);
+    parse(args, d, pos);
     if (c.help) {
         std::cout << (verify
                           ? "usage: ckhost verify FILE [--json]\n\nRe-checks a file's integrity.\n"
@@ -218,11 +278,11 @@ int inspect_command(int argc, char** argv, bool verify) {
     return ckhost::run_inspect(registry, settings, std::cout, std::cerr);
 }
 
-int plugins_command(int argc, char** argv) {
+int plugins_command(const std::vector<std::string>& args) {
     Common c;
     po::options_description d("plugins options");
     d.add(common_options(c));
-    parse(argc, argv, d, {});
+    parse(args, d, {});
     if (c.help) {
         std::cout
             << "usage: ckhost plugins [--json]\n\nLists every plugin found, loaded or skipped.\n\n"
@@ -234,7 +294,7 @@ int plugins_command(int argc, char** argv) {
     return ckhost::run_plugins(registry, c.json, std::cout, std::cerr);
 }
 
-int batch_command(int argc, char** argv) {
+int batch_command(const std::vector<std::string>& args) {
     Common c;
     ckhost::BatchSettings settings;
     po::options_description d("batch options");
@@ -245,7 +305,7 @@ int batch_command(int argc, char** argv) {
     d.add(common_options(c));
     po::positional_options_description pos;
     pos.add("jobs-file", 1);
-    parse(argc, argv, d, pos);
+    parse(args, d, pos);
     if (c.help) {
         std::cout
             << "usage: ckhost batch JOBS [--jobs N] [--json] [--force]\n\n"
@@ -286,7 +346,11 @@ int dispatch(int argc, char** argv) {
         std::cerr << main_usage;
         return usage;
     }
-    std::string first = argv[1];
+    // Global options may come before the command: `ckhost --plugin-dir d plugins`. They are
+    // handed to the command in front of its own arguments, so `--plugin-dir` before and after
+    // the command adds directories in the order given.
+    const Split split = split_at_command({argv + 1, argv + argc});
+    const std::string first = split.rest.empty() ? std::string() : split.rest.front();
     if (first == "help" || first == "--help" || first == "-h") {
         std::cout << main_usage;
         return ok;
@@ -295,12 +359,18 @@ int dispatch(int argc, char** argv) {
         std::cout << "ckhost " << CKHOST_VERSION << "\n";
         return ok;
     }
-    if (first == "convert") return convert_command(argc - 1, argv + 1);
-    if (first == "inspect") return inspect_command(argc - 1, argv + 1, false);
-    if (first == "verify") return inspect_command(argc - 1, argv + 1, true);
-    if (first == "plugins") return plugins_command(argc - 1, argv + 1);
-    if (first == "batch") return batch_command(argc - 1, argv + 1);
-    if (!first.empty() && first[0] == '-') return convert_command(argc, argv);
+    auto args_of_command = [&] {
+        std::vector<std::string> args = split.globals;
+        args.insert(args.end(), split.rest.begin() + 1, split.rest.end());
+        return args;
+    };
+    if (first == "convert") return convert_command(args_of_command());
+    if (first == "inspect") return inspect_command(args_of_command(), false);
+    if (first == "verify") return inspect_command(args_of_command(), true);
+    if (first == "plugins") return plugins_command(args_of_command());
+    if (first == "batch") return batch_command(args_of_command());
+    // No command: the convert options straight away (`ckhost --pipeline P -i IN -o OUT`).
+    if (first.empty() || first[0] == '-') return convert_command({argv + 1, argv + argc});
     throw ck::usage_error("unknown command '" + first + "'" +
                           ckhost::did_you_mean(first, commands) +
                           " (commands: " + ckhost::join(commands) + ")");

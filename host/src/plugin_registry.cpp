@@ -31,6 +31,45 @@ void add_dirs_from_env(std::vector<fs::path>& dirs) {
 
 }  // namespace
 
+const ck_plugin_toolchain& host_toolchain() {
+    static constexpr ck_plugin_toolchain host = CK_PLUGIN_TOOLCHAIN;
+    return host;
+}
+
+bool same_toolchain(const ck_plugin_toolchain& a, const ck_plugin_toolchain& b) {
+    return a.stdlib == b.stdlib && a.stdlib_abi == b.stdlib_abi && a.compiler == b.compiler &&
+           a.compiler_major == b.compiler_major;
+}
+
+std::string toolchain_string(const ck_plugin_toolchain& t) {
+    std::string out;
+    switch (t.compiler) {
+        case CK_TOOLCHAIN_COMPILER_GCC:
+            out = "GCC ";
+            break;
+        case CK_TOOLCHAIN_COMPILER_CLANG:
+            out = "Clang ";
+            break;
+        default:
+            out = "compiler #" + std::to_string(t.compiler) + " version ";
+            break;
+    }
+    out += std::to_string(t.compiler_major) + " / ";
+    switch (t.stdlib) {
+        case CK_TOOLCHAIN_STDLIB_LIBSTDCXX:
+            out += t.stdlib_abi ? "libstdc++ cxx11 ABI" : "libstdc++ old (pre-C++11) ABI";
+            break;
+        case CK_TOOLCHAIN_STDLIB_LIBCXX:
+            out += "libc++ ABI v" + std::to_string(t.stdlib_abi);
+            break;
+        default:
+            out += "standard library #" + std::to_string(t.stdlib) + " ABI " +
+                   std::to_string(t.stdlib_abi);
+            break;
+    }
+    return out;
+}
+
 std::string stage_kinds_string(std::uint32_t stages) {
     std::vector<std::string> kinds;
     if (stages & CK_STAGE_READER) kinds.push_back("reader");
@@ -99,11 +138,24 @@ void PluginRegistry::load(PluginEntry& entry) {
         entry.skip_reason = "its descriptor function returned no descriptor";
         return;
     }
-    // Only the first field is read before the version is known to match.
+    // Each field is read only once the checks before it passed: the version first (the only
+    // field every ABI version has), then the size (which fields exist), then the toolchain.
     if (d->abi_version != CK_PLUGIN_ABI_VERSION) {
         entry.skip_reason = "built for plugin ABI version " + std::to_string(d->abi_version) +
                             ", this ckhost needs " + std::to_string(CK_PLUGIN_ABI_VERSION) +
                             "; rebuild it against this SDK";
+        return;
+    }
+    if (d->struct_size < descriptor_v2_size) {
+        entry.skip_reason = "its descriptor is " + std::to_string(d->struct_size) +
+                            " bytes, this ckhost reads " + std::to_string(descriptor_v2_size) +
+                            "; rebuild it against this SDK";
+        return;
+    }
+    if (!same_toolchain(d->toolchain, host_toolchain())) {
+        entry.skip_reason = "built with " + toolchain_string(d->toolchain) + ", ckhost with " +
+                            toolchain_string(host_toolchain()) +
+                            "; rebuild it with the same compiler and standard library";
         return;
     }
     if (!d->name || entry.name != d->name) {

@@ -1,10 +1,11 @@
-// Finds plugin libraries, loads them with Boost.DLL, and checks each descriptor's ABI version
-// before any C++ type of the plugin is touched. Libraries stay loaded until exit: objects a
-// plugin created must never outlive its code.
+// Finds plugin libraries, loads them with Boost.DLL, and checks each descriptor's ABI version,
+// size and toolchain fingerprint before any C++ type of the plugin is touched. Libraries stay
+// loaded until exit: objects a plugin created must never outlive its code.
 #pragma once
 
 #include <boost/dll/shared_library.hpp>
 
+#include <cstddef>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -55,5 +56,16 @@ class PluginRegistry {
 };
 
 std::string stage_kinds_string(std::uint32_t stages);
+
+// The size of a version-2 descriptor: the end of the last field this host reads. A plugin whose
+// struct_size is smaller is skipped; a larger one (later headers appended fields) is fine.
+inline constexpr std::size_t descriptor_v2_size =
+    offsetof(ck_plugin_descriptor, kernel_variant) + sizeof(ck_plugin_descriptor::kernel_variant);
+
+// The toolchain ckhost itself was compiled with; plugins must match it exactly.
+const ck_plugin_toolchain& host_toolchain();
+bool same_toolchain(const ck_plugin_toolchain& a, const ck_plugin_toolchain& b);
+// "GCC 12 / libstdc++ cxx11 ABI", "Clang 17 / libc++ ABI v1".
+std::string toolchain_string(const ck_plugin_toolchain& t);
 
 }  // namespace ckhost

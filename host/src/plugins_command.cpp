@@ -24,6 +24,9 @@ int run_plugins(PluginRegistry& registry, bool as_json, std::ostream& out, std::
             item["kinds"] = stage_kinds_string(d.stages);
             item["version"] = d.version ? d.version : "";
             item["abi_version"] = d.abi_version;
+            // Bits this ckhost does not know are ignored (a later SDK may define more).
+            item["flags"] = {{"concurrent", (d.flags & CK_PLUGIN_FLAG_CONCURRENT) != 0}};
+            item["toolchain"] = toolchain_string(d.toolchain);
             item["summary"] = d.summary ? d.summary : "";
             json options = json::array();
             for (std::size_t i = 0; i < d.option_count; ++i) {
@@ -46,6 +49,7 @@ int run_plugins(PluginRegistry& registry, bool as_json, std::ostream& out, std::
 
     if (as_json) {
         out << json{{"search_path", search},
+                    {"toolchain", toolchain_string(host_toolchain())},
                     {"cpu_best_isa",
                      std::string(ck::isa_name(ck::best_supported_isa(ck::cpu_features())))},
                     {"plugins", list},
@@ -57,6 +61,8 @@ int run_plugins(PluginRegistry& registry, bool as_json, std::ostream& out, std::
     for (const auto& w : registry.warnings()) err << "warning: " << w << "\n";
     out << "search path:";
     for (const auto& dir : search) out << " " << dir.get<std::string>();
+    out << "\ntoolchain: " << toolchain_string(host_toolchain())
+        << " (plugins must be built with the same)";
     out << "\ncpu: best kernel variant " << ck::isa_name(ck::best_supported_isa(ck::cpu_features()))
         << "\n";
     for (const auto& item : list) {
@@ -71,6 +77,7 @@ int run_plugins(PluginRegistry& registry, bool as_json, std::ostream& out, std::
             << item["abi_version"].get<unsigned>();
         if (item.contains("kernel_variant"))
             out << "  kernels: " << item["kernel_variant"].get<std::string>();
+        out << "  concurrent: " << (item["flags"]["concurrent"].get<bool>() ? "yes" : "no");
         out << "\n    " << item["summary"].get<std::string>() << "\n    "
             << item["path"].get<std::string>() << "\n";
         for (const auto& o : item["options"]) {

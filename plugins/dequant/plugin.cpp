@@ -115,7 +115,7 @@ const ck_option_descriptor options[] = {
 };
 
 const ck_plugin_descriptor descriptor = {
-    CK_PLUGIN_ABI_VERSION,
+    CK_PLUGIN_DESCRIPTOR_HEAD(0),  // flags 0: not declared safe for concurrent calls
     CK_STAGE_TRANSFORM,
     "dequant",
     "1.0.0",

@@ -19,7 +19,7 @@ ck::Writer* create_writer(const ck::Options&, ck::Context& context) {
 }
 
 const ck_plugin_descriptor descriptor = {
-    CK_PLUGIN_ABI_VERSION,
+    CK_PLUGIN_DESCRIPTOR_HEAD(0),  // flags 0: not declared safe for concurrent calls
     CK_STAGE_READER | CK_STAGE_WRITER,
     "gguf",
     "1.0.0",

@@ -113,7 +113,7 @@ const char* kernel_variant() {
 }
 
 const ck_plugin_descriptor descriptor = {
-    CK_PLUGIN_ABI_VERSION,
+    CK_PLUGIN_DESCRIPTOR_HEAD(0),  // flags 0: not declared safe for concurrent calls
     CK_STAGE_TRANSFORM,
     "quantize",
     "1.0.0",

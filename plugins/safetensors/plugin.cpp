@@ -12,7 +12,7 @@ bool probe(const unsigned char* head, std::size_t size, const char* path) {
 }
 
 const ck_plugin_descriptor descriptor = {
-    CK_PLUGIN_ABI_VERSION,
+    CK_PLUGIN_DESCRIPTOR_HEAD(0),  // flags 0: not declared safe for concurrent calls
     CK_STAGE_READER | CK_STAGE_WRITER,
     "safetensors",
     "1.0.0",

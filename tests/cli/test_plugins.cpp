@@ -2,11 +2,13 @@
 // skipped and never called; exceptions thrown inside a plugin become clean errors.
 #include <boost/test/unit_test.hpp>
 
+#include <cstddef>
 #include <cstdlib>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
+#include "ck/plugin.hpp"
 #include "test_support.hpp"
 
 using cktest::contains;
@@ -18,6 +20,32 @@ std::string plugin_dir() {
 }
 std::string sample() {
     return (cktest::examples_dir() / "micro-llama-q4_k_m.gguf").string();
+}
+
+// The fingerprint text of the toolchain compiling this test (ckhost's own), written out
+// independently of the host's code; `plus` raises the compiler's major version.
+std::string this_toolchain(int plus = 0, bool old_string_abi = false) {
+#if defined(__clang__)
+    std::string s = "Clang " + std::to_string(__clang_major__ + plus);
+#else
+    std::string s = "GCC " + std::to_string(__GNUC__ + plus);
+#endif
+#if defined(_LIBCPP_VERSION)
+    (void)old_string_abi;
+    return s + " / libc++ ABI v" + std::to_string(_LIBCPP_ABI_VERSION);
+#else
+    return s + (old_string_abi || !_GLIBCXX_USE_CXX11_ABI ? " / libstdc++ old (pre-C++11) ABI"
+                                                          : " / libstdc++ cxx11 ABI");
+#endif
+}
+
+std::map<std::string, nlohmann::json> plugins_by_name(const std::vector<std::string>& args) {
+    auto r = cktest::run_ckhost(args);
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    std::map<std::string, nlohmann::json> by_name;
+    const auto doc = nlohmann::json::parse(r.out);
+    for (const auto& p : doc["plugins"]) by_name[p["name"]] = p;
+    return by_name;
 }
 
 }  // namespace
@@ -40,11 +68,86 @@ BOOST_AUTO_TEST_CASE(listing_shows_skipped_plugins_with_reasons) {
     BOOST_TEST(by_name["testkit"]["loaded"].get<bool>());
     BOOST_TEST(by_name["gguf"]["loaded"].get<bool>());
     BOOST_TEST(by_name["gguf"]["kinds"].get<std::string>() == "reader, writer");
-    BOOST_TEST(by_name["gguf"]["abi_version"].get<unsigned>() == 1u);
+    BOOST_TEST(by_name["gguf"]["abi_version"].get<unsigned>() == 2u);
 
     auto text = cktest::run_ckhost({"plugins", "--plugin-dir", plugin_dir()});
     BOOST_TEST(text.exit_code == 0);
     BOOST_TEST(contains(text.out, "bad_abi  SKIPPED: built for plugin ABI version 999"), text.out);
+}
+
+// The v2 descriptor checks, in order after the ABI version: struct_size, then the toolchain
+// fingerprint. Each skipped test plugin aborts the process if anything of it is called.
+BOOST_AUTO_TEST_CASE(plugins_of_another_toolchain_or_with_a_short_descriptor_are_skipped) {
+    const std::string host = this_toolchain();
+    const std::string other = "built with " + this_toolchain(1) + ", ckhost with " + host +
+                              "; rebuild it with the same compiler and standard library";
+    const std::string small =
+        "its descriptor is 8 bytes, this ckhost reads " +
+        std::to_string(offsetof(ck_plugin_descriptor, kernel_variant) + sizeof(void*)) +
+        "; rebuild it against this SDK";
+
+    auto by_name = plugins_by_name({"plugins", "--json", "--plugin-dir", plugin_dir()});
+    BOOST_TEST(!by_name["other_compiler"]["loaded"].get<bool>());
+    BOOST_TEST(by_name["other_compiler"]["skipped"].get<std::string>() == other);
+    BOOST_TEST(!by_name["small_descriptor"]["loaded"].get<bool>());
+    BOOST_TEST(by_name["small_descriptor"]["skipped"].get<std::string>() == small);
+    BOOST_TEST(!by_name["other_compiler"].contains("flags"));  // nothing past the checks is read
+#if defined(__GLIBCXX__)
+    // Built with -D_GLIBCXX_USE_CXX11_ABI=0 and the ordinary CK_PLUGIN_DESCRIPTOR_HEAD.
+    BOOST_TEST(!by_name["old_string_abi"]["loaded"].get<bool>());
+    BOOST_TEST(by_name["old_string_abi"]["skipped"].get<std::string>() ==
+               "built with " + this_toolchain(0, true) + ", ckhost with " + host +
+                   "; rebuild it with the same compiler and standard library");
+#endif
+
+    auto text = cktest::run_ckhost({"plugins", "--plugin-dir", plugin_dir()});
+    BOOST_TEST(text.exit_code == 0, text.err);
+    BOOST_TEST(contains(text.out, "toolchain: " + host + " (plugins must be built with the same)"),
+               text.out);
+    BOOST_TEST(contains(text.out, "other_compiler  SKIPPED: " + other + "\n"), text.out);
+    BOOST_TEST(contains(text.out, "small_descriptor  SKIPPED: " + small + "\n"), text.out);
+    const auto doc = nlohmann::json::parse(cktest::run_ckhost({"plugins", "--json"}).out);
+    BOOST_TEST(doc["toolchain"].get<std::string>() == host);
+
+    // Naming them in a pipeline is exit 3 with the same reason, and nothing of them runs.
+    for (const std::string name : {"other_compiler", "small_descriptor"}) {
+        cktest::TempDir out;
+        auto r = cktest::run_ckhost({"--plugin-dir", plugin_dir(), "--pipeline",
+                                     "gguf:" + name + ":gguf", "-i", sample(), "-o",
+                                     (out / "o.gguf").string()});
+        BOOST_TEST(r.exit_code == 3, name << ": " << r.err);
+        BOOST_TEST(contains(r.err, name == "small_descriptor" ? small : other), r.err);
+        BOOST_TEST(out.entries().empty());
+    }
+    // inspect probes every reader it finds: the skipped ones are never probed.
+    auto inspect = cktest::run_ckhost({"inspect", sample(), "--plugin-dir", plugin_dir()});
+    BOOST_TEST(inspect.exit_code == 0, inspect.err);
+}
+
+BOOST_AUTO_TEST_CASE(the_listing_shows_each_plugins_flags) {
+    auto by_name = plugins_by_name({"plugins", "--json", "--plugin-dir", plugin_dir()});
+    // Every built-in plugin is declared not concurrent (for now); the stateless test plugin is.
+    for (const char* name : {"gguf", "bump", "dequant", "quantize", "headpack", "gguflite",
+                             "repack", "safetensors", "testkit"}) {
+        BOOST_TEST_REQUIRE(by_name[name]["loaded"].get<bool>(), name);
+        BOOST_TEST(!by_name[name]["flags"]["concurrent"].get<bool>(), name);
+        BOOST_TEST(by_name[name]["toolchain"].get<std::string>() == this_toolchain(), name);
+    }
+    BOOST_TEST(by_name["passthrough"]["flags"]["concurrent"].get<bool>());
+
+    auto text = cktest::run_ckhost({"plugins", "--plugin-dir", plugin_dir()});
+    BOOST_TEST(contains(text.out, "gguf  (reader, writer)  version 1.0.0  ABI 2  concurrent: no\n"),
+               text.out);
+    BOOST_TEST(
+        contains(text.out, "passthrough  (transform)  version 0.0.1  ABI 2  concurrent: yes\n"),
+        text.out);
+    // And the concurrent one converts like any other.
+    cktest::TempDir out;
+    auto r =
+        cktest::run_ckhost({"--plugin-dir", plugin_dir(), "--pipeline", "gguf:passthrough:gguf",
+                            "-i", sample(), "-o", (out / "o.gguf").string()});
+    BOOST_TEST(r.exit_code == 0, r.err);
+    BOOST_TEST(cktest::files_equal(sample(), out / "o.gguf"));
 }
 
 BOOST_AUTO_TEST_CASE(the_environment_variable_adds_a_search_directory) {

@@ -14,6 +14,7 @@
 #include "ck/context.hpp"
 #include "ck/kernels/dequant.hpp"
 #include "ck/kernels/float_convert.hpp"
+#include "ck/plugin.hpp"
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
@@ -194,12 +195,20 @@ BOOST_AUTO_TEST_CASE(the_package_config_installs_headers_and_targets) {
           "lib/cmake/ckhost/ckhostTargets.cmake", "lib/cmake/ckhost/ckhostPlugin.cmake"})
         BOOST_TEST(fs::exists(prefix / file), file);
     BOOST_TEST(fs::exists(installed().plugin_build / "npy.so"));
+    // libcksdk's SONAME is the plugin ABI version.
+    const std::string soname = "libcksdk.so." + std::to_string(CK_PLUGIN_ABI_VERSION);
+    bool found = false;
+    for (const auto& e : fs::recursive_directory_iterator(prefix))
+        found = found || e.path().filename() == soname;
+    BOOST_TEST(found, soname << " is not installed");
 }
 
 BOOST_AUTO_TEST_CASE(the_out_of_tree_npy_plugin_converts_micro_llama) {
     auto listing =
         installed().ckhost({"plugins", "--plugin-dir", installed().plugin_build.string()});
-    BOOST_TEST(contains(listing.out, "npy  (writer)  version 1.0.0  ABI 1  kernels: "),
+    BOOST_TEST(contains(listing.out, "npy  (writer)  version 1.0.0  ABI 2  kernels: "),
+               listing.out);
+    BOOST_TEST(contains(listing.out, "  concurrent: no\n    NumPy: one .npy per tensor"),
                listing.out);
 
     const fs::path f32 = installed().dir / "npy-f32", f16 = installed().dir / "npy-f16";

@@ -184,7 +184,7 @@ BOOST_AUTO_TEST_CASE(plugins_report_their_kernel_variant) {
     const std::string best(ck::isa_name(ck::best_supported_isa(ck::cpu_features())));
     BOOST_TEST(contains(r.out, "kernels: " + best), r.out);
     r = cktest::run_ckhost({"plugins", "--isa", "scalar"});
-    BOOST_TEST(contains(r.out, "dequant  (transform)  version 1.0.0  ABI 1  kernels: scalar"),
+    BOOST_TEST(contains(r.out, "dequant  (transform)  version 1.0.0  ABI 2  kernels: scalar"),
                r.out);
 }
 

@@ -1,6 +1,20 @@
-// The plugin descriptor: a plain C struct the host reads, and checks the ABI version of,
-// before it touches any C++ type of the plugin. Every plugin exports exactly one function,
-// `ckhost_plugin_descriptor`, returning a pointer to a static descriptor.
+// The plugin descriptor: a plain C struct the host reads, and checks, before it touches any C++
+// type of the plugin. Every plugin exports exactly one function, `ckhost_plugin_descriptor`,
+// returning a pointer to a static descriptor, whose first fields are written by one macro:
+//
+//   const ck_plugin_descriptor descriptor = {
+//       CK_PLUGIN_DESCRIPTOR_HEAD(0),  // abi_version, struct_size, flags, toolchain
+//       CK_STAGE_WRITER, "myformat", ...
+//   };
+//
+// The host checks, in this order, reading nothing else until each check passes:
+//   1. abi_version == CK_PLUGIN_ABI_VERSION (the only field every ABI version has);
+//   2. struct_size covers every field this host reads (fields are only ever appended, so a
+//      plugin built against later headers of the same ABI version is still understood);
+//   3. toolchain equals the host's own: same standard library, same dual ABI, same compiler
+//      family and major version (the stage interfaces are C++ classes).
+// A plugin failing any of them is listed by `ckhost plugins` as skipped, with the reason, and
+// never called.
 #pragma once
 
 #include <cstddef>
@@ -10,8 +24,57 @@
 
 // Bump whenever anything a plugin sees changes layout or meaning: this struct, the stage
 // interfaces, ModelHeader, Metadata, TensorView, Options, Context, OutputSet, Error.
-#define CK_PLUGIN_ABI_VERSION 1u
+// tests/unit/test_abi_layout.cpp pins those layouts; libcksdk's SOVERSION follows this number.
+#define CK_PLUGIN_ABI_VERSION 2u
 #define CK_PLUGIN_DESCRIPTOR_SYMBOL "ckhost_plugin_descriptor"
+
+// The toolchain fingerprint's values, as the including translation unit is compiled. Clang
+// defines __GNUC__ too, so it is tested first. (<cstdint> above defined the library macros.)
+#define CK_TOOLCHAIN_STDLIB_OTHER 0u
+#define CK_TOOLCHAIN_STDLIB_LIBSTDCXX 1u
+#define CK_TOOLCHAIN_STDLIB_LIBCXX 2u
+#define CK_TOOLCHAIN_COMPILER_OTHER 0u
+#define CK_TOOLCHAIN_COMPILER_GCC 1u
+#define CK_TOOLCHAIN_COMPILER_CLANG 2u
+
+#if defined(_LIBCPP_VERSION)
+#define CK_TOOLCHAIN_STDLIB CK_TOOLCHAIN_STDLIB_LIBCXX
+#define CK_TOOLCHAIN_STDLIB_ABI _LIBCPP_ABI_VERSION
+#elif defined(__GLIBCXX__)
+#define CK_TOOLCHAIN_STDLIB CK_TOOLCHAIN_STDLIB_LIBSTDCXX
+#if defined(_GLIBCXX_USE_CXX11_ABI)
+#define CK_TOOLCHAIN_STDLIB_ABI _GLIBCXX_USE_CXX11_ABI
+#else
+#define CK_TOOLCHAIN_STDLIB_ABI 0
+#endif
+#else
+#define CK_TOOLCHAIN_STDLIB CK_TOOLCHAIN_STDLIB_OTHER
+#define CK_TOOLCHAIN_STDLIB_ABI 0
+#endif
+
+#if defined(__clang__)
+#define CK_TOOLCHAIN_COMPILER CK_TOOLCHAIN_COMPILER_CLANG
+#define CK_TOOLCHAIN_COMPILER_MAJOR __clang_major__
+#elif defined(__GNUC__)
+#define CK_TOOLCHAIN_COMPILER CK_TOOLCHAIN_COMPILER_GCC
+#define CK_TOOLCHAIN_COMPILER_MAJOR __GNUC__
+#else
+#define CK_TOOLCHAIN_COMPILER CK_TOOLCHAIN_COMPILER_OTHER
+#define CK_TOOLCHAIN_COMPILER_MAJOR 0
+#endif
+
+// clang-format off
+// The fingerprint of the toolchain compiling this translation unit (a ck_plugin_toolchain).
+#define CK_PLUGIN_TOOLCHAIN                                                                  \
+    { CK_TOOLCHAIN_STDLIB, static_cast<std::uint32_t>(CK_TOOLCHAIN_STDLIB_ABI),              \
+      CK_TOOLCHAIN_COMPILER, static_cast<std::uint32_t>(CK_TOOLCHAIN_COMPILER_MAJOR) }
+
+// The first four fields of a descriptor: abi_version, struct_size, flags (ck_plugin_flag bits,
+// 0 for none) and the toolchain fingerprint.
+#define CK_PLUGIN_DESCRIPTOR_HEAD(flags)                                                     \
+    CK_PLUGIN_ABI_VERSION, static_cast<std::uint32_t>(sizeof(ck_plugin_descriptor)),         \
+    static_cast<std::uint64_t>(flags), CK_PLUGIN_TOOLCHAIN
+// clang-format on
 
 namespace ck {
 class Reader;
@@ -37,10 +100,31 @@ struct ck_option_descriptor {
     const char* help;
 };
 
+// Bits of ck_plugin_descriptor::flags. The host ignores bits it does not know.
+enum ck_plugin_flag : std::uint64_t {
+    // The plugin's stages may be called concurrently from several threads, each thread on its
+    // own stage objects and tensors (no state shared between objects without locking). Not
+    // used yet: a later parallel runner will rely on it. Leave it unset unless that is true.
+    CK_PLUGIN_FLAG_CONCURRENT = 1u,
+};
+
+// What the plugin was compiled with; filled in by CK_PLUGIN_TOOLCHAIN, never by hand.
+struct ck_plugin_toolchain {
+    std::uint32_t stdlib;          // CK_TOOLCHAIN_STDLIB_* (libstdc++, libc++, other)
+    std::uint32_t stdlib_abi;      // libstdc++: _GLIBCXX_USE_CXX11_ABI; libc++: _LIBCPP_ABI_VERSION
+    std::uint32_t compiler;        // CK_TOOLCHAIN_COMPILER_* (GCC, Clang, other)
+    std::uint32_t compiler_major;  // __GNUC__ or __clang_major__
+};
+
+// Fields are only ever appended (struct_size tells the host which exist); changing or removing
+// one means a new CK_PLUGIN_ABI_VERSION.
 struct ck_plugin_descriptor {
     std::uint32_t abi_version;  // first field, read before anything else: CK_PLUGIN_ABI_VERSION
-    std::uint32_t stages;       // ck_stage_kind bits
-    const char* name;           // the stage name in pipelines; equals the library's base name
+    std::uint32_t struct_size;  // sizeof(ck_plugin_descriptor) as the plugin was compiled
+    std::uint64_t flags;        // ck_plugin_flag bits
+    ck_plugin_toolchain toolchain;
+    std::uint32_t stages;  // ck_stage_kind bits
+    const char* name;      // the stage name in pipelines; equals the library's base name
     const char* version;
     const char* summary;
     const ck_option_descriptor* options;

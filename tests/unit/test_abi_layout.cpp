@@ -1,0 +1,152 @@
+// The plugin ABI's layouts, pinned: the size and alignment of every type a plugin sees, and the
+// offset of every field of the standard-layout ones.
+//
+// A FAILURE HERE MEANS THE PLUGIN ABI CHANGED: a plugin built against the old headers would
+// misread these types. Bump CK_PLUGIN_ABI_VERSION in sdk/include/ck/plugin.hpp (which also
+// bumps libcksdk's SOVERSION), then update the numbers in `pinned` below (the failure messages
+// print the new ones) and the version row at its top. Appending a field at the end of
+// ck_plugin_descriptor is the one change that needs no bump: the host checks struct_size.
+//
+// The numbers are for x86-64 Linux with libstdc++'s cxx11 ABI (the supported toolchain); the
+// test skips elsewhere.
+#include <boost/test/unit_test.hpp>
+
+#include <cstddef>
+#include <string>
+#include <type_traits>
+
+#include "ck/context.hpp"
+#include "ck/error.hpp"
+#include "ck/mapped_file.hpp"
+#include "ck/metadata.hpp"
+#include "ck/model.hpp"
+#include "ck/options.hpp"
+#include "ck/output.hpp"
+#include "ck/plugin.hpp"
+
+namespace {
+
+struct Row {
+    const char* what;
+    std::size_t actual;
+    std::size_t expected;
+};
+
+// clang-format off
+#define CK_SIZE(T, n) {"sizeof(" #T ")", sizeof(T), n}
+#define CK_ALIGN(T, n) {"alignof(" #T ")", alignof(T), n}
+#define CK_OFFSET(T, field, n) {"offsetof(" #T ", " #field ")", offsetof(T, field), n}
+#define CK_STANDARD_LAYOUT(T, n) {"is_standard_layout<" #T ">", std::is_standard_layout_v<T>, n}
+
+// THE PINNED NUMBERS: one row per number; edit the last argument.
+const Row pinned[] = {
+    {"CK_PLUGIN_ABI_VERSION (the version these numbers describe)", CK_PLUGIN_ABI_VERSION, 2},
+
+    // The C structs of ck/plugin.hpp.
+    CK_SIZE(ck_plugin_descriptor, 120),
+    CK_ALIGN(ck_plugin_descriptor, 8),
+    CK_OFFSET(ck_plugin_descriptor, abi_version, 0),
+    CK_OFFSET(ck_plugin_descriptor, struct_size, 4),
+    CK_OFFSET(ck_plugin_descriptor, flags, 8),
+    CK_OFFSET(ck_plugin_descriptor, toolchain, 16),
+    CK_OFFSET(ck_plugin_descriptor, stages, 32),
+    CK_OFFSET(ck_plugin_descriptor, name, 40),
+    CK_OFFSET(ck_plugin_descriptor, version, 48),
+    CK_OFFSET(ck_plugin_descriptor, summary, 56),
+    CK_OFFSET(ck_plugin_descriptor, options, 64),
+    CK_OFFSET(ck_plugin_descriptor, option_count, 72),
+    CK_OFFSET(ck_plugin_descriptor, probe, 80),
+    CK_OFFSET(ck_plugin_descriptor, create_reader, 88),
+    CK_OFFSET(ck_plugin_descriptor, create_transform, 96),
+    CK_OFFSET(ck_plugin_descriptor, create_writer, 104),
+    CK_OFFSET(ck_plugin_descriptor, kernel_variant, 112),
+
+    CK_SIZE(ck_plugin_toolchain, 16),
+    CK_ALIGN(ck_plugin_toolchain, 4),
+    CK_OFFSET(ck_plugin_toolchain, stdlib, 0),
+    CK_OFFSET(ck_plugin_toolchain, stdlib_abi, 4),
+    CK_OFFSET(ck_plugin_toolchain, compiler, 8),
+    CK_OFFSET(ck_plugin_toolchain, compiler_major, 12),
+
+    CK_SIZE(ck_option_descriptor, 40),
+    CK_ALIGN(ck_option_descriptor, 8),
+    CK_OFFSET(ck_option_descriptor, name, 0),
+    CK_OFFSET(ck_option_descriptor, stages, 8),
+    CK_OFFSET(ck_option_descriptor, default_value, 16),
+    CK_OFFSET(ck_option_descriptor, choices, 24),
+    CK_OFFSET(ck_option_descriptor, help, 32),
+
+    // Standard-layout C++ structs with public fields: size, alignment and every field. (Should
+    // one stop being standard-layout, offsetof is no longer allowed: keep size and alignment.)
+    CK_STANDARD_LAYOUT(ck::TensorInfo, 1),
+    CK_SIZE(ck::TensorInfo, 80),
+    CK_ALIGN(ck::TensorInfo, 8),
+    CK_OFFSET(ck::TensorInfo, name, 0),
+    CK_OFFSET(ck::TensorInfo, type, 32),
+    CK_OFFSET(ck::TensorInfo, ne, 40),
+    CK_OFFSET(ck::TensorInfo, nbytes, 64),
+    CK_OFFSET(ck::TensorInfo, source_offset, 72),
+
+    CK_STANDARD_LAYOUT(ck::ModelHeader, 1),
+    CK_SIZE(ck::ModelHeader, 192),
+    CK_ALIGN(ck::ModelHeader, 8),
+    CK_OFFSET(ck::ModelHeader, source, 0),
+    CK_OFFSET(ck::ModelHeader, format, 32),
+    CK_OFFSET(ck::ModelHeader, metadata, 64),
+    CK_OFFSET(ck::ModelHeader, tensors, 144),
+    CK_OFFSET(ck::ModelHeader, format_facts, 168),
+
+    // Classes with private members (and ck::Error, which has virtual functions): size and
+    // alignment.
+    CK_SIZE(ck::Metadata, 80),
+    CK_ALIGN(ck::Metadata, 8),
+    CK_SIZE(ck::Value, 96),
+    CK_ALIGN(ck::Value, 8),
+    CK_SIZE(ck::ArrayValue, 48),
+    CK_ALIGN(ck::ArrayValue, 8),
+    CK_SIZE(ck::Options, 48),
+    CK_ALIGN(ck::Options, 8),
+    CK_SIZE(ck::TensorView, 40),
+    CK_ALIGN(ck::TensorView, 8),
+    CK_SIZE(ck::TensorAllocation, 56),
+    CK_ALIGN(ck::TensorAllocation, 8),
+    CK_SIZE(ck::Context, 8),
+    CK_ALIGN(ck::Context, 8),
+    CK_SIZE(ck::RecordingContext, 104),
+    CK_ALIGN(ck::RecordingContext, 8),
+    CK_SIZE(ck::MappedFile, 80),
+    CK_ALIGN(ck::MappedFile, 8),
+    CK_SIZE(ck::Error, 136),
+    CK_ALIGN(ck::Error, 8),
+    CK_SIZE(ck::OutputSet, 64),
+    CK_ALIGN(ck::OutputSet, 8),
+    CK_SIZE(ck::OutputFile, 160),
+    CK_ALIGN(ck::OutputFile, 8),
+};
+// clang-format on
+
+#undef CK_SIZE
+#undef CK_ALIGN
+#undef CK_OFFSET
+#undef CK_STANDARD_LAYOUT
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(abi_layout)
+
+BOOST_AUTO_TEST_CASE(every_type_a_plugin_sees_has_its_pinned_layout) {
+#if defined(__x86_64__) && defined(__linux__) && defined(__GLIBCXX__) && _GLIBCXX_USE_CXX11_ABI
+    for (const Row& row : pinned)
+        BOOST_TEST(row.actual == row.expected,
+                   row.what << " is " << row.actual << ", pinned " << row.expected
+                            << ": the plugin ABI changed; bump CK_PLUGIN_ABI_VERSION and update "
+                               "the table in tests/unit/test_abi_layout.cpp");
+#else
+    BOOST_TEST_MESSAGE(
+        "skipped: the layouts are pinned for x86-64 Linux with libstdc++'s cxx11 "
+        "ABI");
+    (void)pinned;
+#endif
+}
+
+BOOST_AUTO_TEST_SUITE_END()
