@@ -7,7 +7,8 @@
 #include "ck/ggml_types.hpp"
 #include "ck/support/byte_cursor.hpp"
 
-namespace ck::bump {
+namespace ckplugin::bump {
+using namespace ck;
 namespace {
 
 constexpr std::array<std::string_view, 10> dtype_names = {"FP32", "BF16", "FP16", "INT8", "INT4",
@@ -109,4 +110,4 @@ bool has_magic(const unsigned char* head, std::size_t size) noexcept {
     return size >= magic.size() && std::memcmp(head, magic.data(), magic.size()) == 0;
 }
 
-}  // namespace ck::bump
+}  // namespace ckplugin::bump

@@ -9,7 +9,7 @@
 #include <span>
 #include <string_view>
 
-namespace ck::bump {
+namespace ckplugin::bump {
 
 inline constexpr std::string_view magic = "BUMPWGT3";
 inline constexpr std::uint32_t version = 3;
@@ -74,4 +74,4 @@ inline std::uint64_t slot_count(std::uint64_t layers) {
     return slots_per_layer * layers + 4;
 }
 
-}  // namespace ck::bump
+}  // namespace ckplugin::bump

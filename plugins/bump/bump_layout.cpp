@@ -5,7 +5,8 @@
 #include "ck/ggml_types.hpp"
 #include "ck/model.hpp"
 
-namespace ck::bump {
+namespace ckplugin::bump {
+using namespace ck;
 namespace {
 
 constexpr SlotRole layer_roles[slots_per_layer] = {
@@ -153,4 +154,4 @@ std::vector<Slot> layout_slots(const Geometry& g, std::span<const std::uint32_t>
     return slots;
 }
 
-}  // namespace ck::bump
+}  // namespace ckplugin::bump

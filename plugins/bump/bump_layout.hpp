@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace ck::bump {
+namespace ckplugin::bump {
 
 struct Geometry {
     std::uint32_t layers = 0;            // L
@@ -64,4 +64,4 @@ std::vector<std::pair<SlotRole, int>> slot_roles(std::uint32_t layers);
 // of the block size) or a size overflows.
 std::vector<Slot> layout_slots(const Geometry& g, std::span<const std::uint32_t> ggml_types);
 
-}  // namespace ck::bump
+}  // namespace ckplugin::bump

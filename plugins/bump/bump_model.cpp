@@ -10,7 +10,8 @@
 #include "ck/ggml_types.hpp"
 #include "ck/llama/llama_keys.hpp"
 
-namespace ck::bump {
+namespace ckplugin::bump {
+using namespace ck;
 namespace {
 
 using llama::tensor_subject;
@@ -393,4 +394,4 @@ ModelPlan plan_model(const ModelHeader& header, const PlanOptions& options) {
     return plan;
 }
 
-}  // namespace ck::bump
+}  // namespace ckplugin::bump

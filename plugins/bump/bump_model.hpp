@@ -12,7 +12,8 @@
 #include "ck/model.hpp"
 #include "config_json.hpp"
 
-namespace ck::bump {
+namespace ckplugin::bump {
+using namespace ck;
 
 struct SlotFill {
     enum class Kind {
@@ -53,4 +54,4 @@ inline constexpr std::string_view output_weight_name = "output.weight";
 // Throws ck::Error naming the tensor (or key) and the expected versus actual values.
 ModelPlan plan_model(const ModelHeader& header, const PlanOptions& options);
 
-}  // namespace ck::bump
+}  // namespace ckplugin::bump

@@ -17,7 +17,8 @@
 
 namespace fs = std::filesystem;
 
-namespace ck::bump {
+namespace ckplugin::bump {
+using namespace ck;
 
 namespace {
 
@@ -380,4 +381,4 @@ void BumpReader::verify() {
                     file, checksum_offset);
 }
 
-}  // namespace ck::bump
+}  // namespace ckplugin::bump

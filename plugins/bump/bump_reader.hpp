@@ -12,7 +12,8 @@
 #include "ck/stage.hpp"
 #include "config_json.hpp"
 
-namespace ck::bump {
+namespace ckplugin::bump {
+using namespace ck;
 
 class BumpReader final : public Reader {
   public:
@@ -59,4 +60,4 @@ class BumpReader final : public Reader {
     std::uint64_t expected_size_ = 0;
 };
 
-}  // namespace ck::bump
+}  // namespace ckplugin::bump

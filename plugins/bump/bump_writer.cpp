@@ -16,7 +16,8 @@
 
 namespace fs = std::filesystem;
 
-namespace ck::bump {
+namespace ckplugin::bump {
+using namespace ck;
 namespace {
 
 constexpr std::string_view default_bump_name = "weights.bump";
@@ -247,4 +248,4 @@ void BumpWriter::finish() {
     file_->write_at(0, bytes);
 }
 
-}  // namespace ck::bump
+}  // namespace ckplugin::bump

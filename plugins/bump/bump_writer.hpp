@@ -12,7 +12,8 @@
 #include "ck/stage.hpp"
 #include "sha256_stream.hpp"
 
-namespace ck::bump {
+namespace ckplugin::bump {
+using namespace ck;
 
 class BumpWriter final : public Writer {
   public:
@@ -57,4 +58,4 @@ class BumpWriter final : public Writer {
     std::unique_ptr<BackgroundSha256> hasher_;
 };
 
-}  // namespace ck::bump
+}  // namespace ckplugin::bump

@@ -12,7 +12,8 @@
 
 #include "ck/error.hpp"
 
-namespace ck::bump {
+namespace ckplugin::bump {
+using namespace ck;
 namespace {
 
 // Shortest round-trip digits of `value` and the decimal exponent of the first digit, from
@@ -147,4 +148,4 @@ Config read_config_json(const std::filesystem::path& path) {
     return c;
 }
 
-}  // namespace ck::bump
+}  // namespace ckplugin::bump

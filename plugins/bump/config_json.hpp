@@ -9,7 +9,8 @@
 
 #include "ck/llama/llama_keys.hpp"
 
-namespace ck::bump {
+namespace ckplugin::bump {
+using namespace ck;
 
 struct Config {
     std::string model_type;  // general.architecture
@@ -38,4 +39,4 @@ std::string python_json_string(std::string_view utf8);
 // Reads the fields the reader needs; ck::Error naming the file and key on any problem.
 Config read_config_json(const std::filesystem::path& path);
 
-}  // namespace ck::bump
+}  // namespace ckplugin::bump

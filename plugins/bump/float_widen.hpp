@@ -10,7 +10,8 @@
 
 #include "ck/ggml_types.hpp"
 
-namespace ck::bump {
+namespace ckplugin::bump {
+using namespace ck;
 
 inline std::uint32_t f16_to_f32_bits(std::uint16_t h) {
     const std::uint32_t sign = std::uint32_t(h & 0x8000u) << 16;
@@ -47,4 +48,4 @@ inline std::vector<std::byte> widen_to_f32(std::span<const std::byte> in, std::u
     return out;
 }
 
-}  // namespace ck::bump
+}  // namespace ckplugin::bump

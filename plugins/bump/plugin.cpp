@@ -9,15 +9,15 @@
 namespace {
 
 bool probe(const unsigned char* head, std::size_t size, const char*) {
-    return ck::bump::has_magic(head, size);
+    return ckplugin::bump::has_magic(head, size);
 }
 
 ck::Reader* create_reader(const ck::Options&, ck::Context& context) {
-    return new ck::bump::BumpReader(context);
+    return new ckplugin::bump::BumpReader(context);
 }
 
 ck::Writer* create_writer(const ck::Options& options, ck::Context& context) {
-    return new ck::bump::BumpWriter(options, context);
+    return new ckplugin::bump::BumpWriter(options, context);
 }
 
 const ck_option_descriptor options[] = {

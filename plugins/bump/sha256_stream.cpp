@@ -7,7 +7,8 @@
 
 #include "ck/error.hpp"
 
-namespace ck::bump {
+namespace ckplugin::bump {
+using namespace ck;
 namespace {
 
 EVP_MD_CTX* new_sha256_context() {
@@ -92,4 +93,4 @@ Digest sha256(std::span<const std::byte> bytes) {
     return out;
 }
 
-}  // namespace ck::bump
+}  // namespace ckplugin::bump

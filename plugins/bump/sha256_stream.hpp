@@ -13,7 +13,7 @@
 
 struct evp_md_ctx_st;
 
-namespace ck::bump {
+namespace ckplugin::bump {
 
 using Digest = std::array<std::uint8_t, 32>;
 
@@ -49,4 +49,4 @@ class BackgroundSha256 {
 // SHA-256 of one buffer, on the calling thread.
 Digest sha256(std::span<const std::byte> bytes);
 
-}  // namespace ck::bump
+}  // namespace ckplugin::bump

@@ -4,7 +4,8 @@
 #include <cstdint>
 #include <string_view>
 
-namespace ck::gguf {
+namespace ckplugin::gguf {
+using namespace ck;
 
 inline constexpr std::string_view magic = "GGUF";
 inline constexpr std::uint32_t min_version = 2;
@@ -27,4 +28,4 @@ inline bool is_power_of_two(std::uint64_t n) {
     return n != 0 && (n & (n - 1)) == 0;
 }
 
-}  // namespace ck::gguf
+}  // namespace ckplugin::gguf

@@ -11,7 +11,8 @@
 
 namespace fs = std::filesystem;
 
-namespace ck::gguf {
+namespace ckplugin::gguf {
+using namespace ck;
 
 namespace {
 
@@ -424,4 +425,4 @@ TensorView GgufReader::tensor(std::size_t index) {
     return mapping_->view(offset, size);
 }
 
-}  // namespace ck::gguf
+}  // namespace ckplugin::gguf

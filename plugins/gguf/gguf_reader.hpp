@@ -7,7 +7,8 @@
 #include "ck/mapped_file.hpp"
 #include "ck/stage.hpp"
 
-namespace ck::gguf {
+namespace ckplugin::gguf {
+using namespace ck;
 
 class GgufReader final : public Reader {
   public:
@@ -26,4 +27,4 @@ class GgufReader final : public Reader {
 
 bool looks_like_gguf(const unsigned char* head, std::size_t size);
 
-}  // namespace ck::gguf
+}  // namespace ckplugin::gguf

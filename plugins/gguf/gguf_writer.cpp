@@ -13,7 +13,8 @@
 
 namespace fs = std::filesystem;
 
-namespace ck::gguf {
+namespace ckplugin::gguf {
+using namespace ck;
 namespace {
 
 template <class T>
@@ -145,4 +146,4 @@ void GgufWriter::finish() {
                     std::to_string(header_.tensors.size()) + " tensors were written");
 }
 
-}  // namespace ck::gguf
+}  // namespace ckplugin::gguf

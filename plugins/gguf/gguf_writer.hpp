@@ -4,7 +4,8 @@
 
 #include "ck/stage.hpp"
 
-namespace ck::gguf {
+namespace ckplugin::gguf {
+using namespace ck;
 
 // Encodes a single value in GGUF's binary form (without key or type id) onto `out`.
 void encode_gguf_value(const Value& v, std::vector<std::byte>& out);
@@ -28,4 +29,4 @@ class GgufWriter final : public Writer {
     OutputFile* file_ = nullptr;
 };
 
-}  // namespace ck::gguf
+}  // namespace ckplugin::gguf

@@ -7,15 +7,15 @@
 namespace {
 
 bool probe(const unsigned char* head, std::size_t size, const char*) {
-    return ck::gguf::looks_like_gguf(head, size);
+    return ckplugin::gguf::looks_like_gguf(head, size);
 }
 
 ck::Reader* create_reader(const ck::Options&, ck::Context& context) {
-    return new ck::gguf::GgufReader(context);
+    return new ckplugin::gguf::GgufReader(context);
 }
 
 ck::Writer* create_writer(const ck::Options&, ck::Context& context) {
-    return new ck::gguf::GgufWriter(context);
+    return new ckplugin::gguf::GgufWriter(context);
 }
 
 const ck_plugin_descriptor descriptor = {

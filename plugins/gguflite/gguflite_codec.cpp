@@ -5,7 +5,8 @@
 
 #include "ck/kernels/float_convert.hpp"
 
-namespace ck::gguflite {
+namespace ckplugin::gguflite {
+using namespace ck;
 
 // The AVX2 variant (quantize_avx2.cpp, compiled with its own flags).
 namespace avx2 {
@@ -169,4 +170,4 @@ void dequantize_rows(Dtype dtype, const QuantLayout& layout, const std::byte* sc
     }
 }
 
-}  // namespace ck::gguflite
+}  // namespace ckplugin::gguflite

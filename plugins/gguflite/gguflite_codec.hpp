@@ -12,7 +12,8 @@
 
 #include "gguflite_format.hpp"
 
-namespace ck::gguflite {
+namespace ckplugin::gguflite {
+using namespace ck;
 
 // Q8_per_channel, one row of `cols` weights: returns the f16 scale s = f16(absmax / 127) and
 // stores q = clamp(round_half_even(w / s), -127, 127) (0 when s == 0). When `fake` is not
@@ -59,4 +60,4 @@ void dequantize_rows(Dtype dtype, const QuantLayout& layout, const std::byte* sc
 // The largest |w| of n floats, NaN ignored (0 when every value is NaN or n is 0).
 float absmax(const float* w, std::size_t n);
 
-}  // namespace ck::gguflite
+}  // namespace ckplugin::gguflite

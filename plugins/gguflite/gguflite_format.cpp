@@ -2,7 +2,7 @@
 
 #include <array>
 
-namespace ck::gguflite {
+namespace ckplugin::gguflite {
 namespace {
 
 constexpr std::array<std::string_view, dtype_count> dtype_names = {"F32", "F16", "Q8_per_channel",
@@ -68,4 +68,4 @@ std::optional<std::uint64_t> data_bytes(Dtype d, std::span<const std::uint32_t> 
     return std::nullopt;
 }
 
-}  // namespace ck::gguflite
+}  // namespace ckplugin::gguflite

@@ -8,7 +8,7 @@
 #include <span>
 #include <string_view>
 
-namespace ck::gguflite {
+namespace ckplugin::gguflite {
 
 static_assert(std::endian::native == std::endian::little,
               "GGUF-lite is little-endian and this code stores scales and floats as they are");
@@ -52,4 +52,4 @@ struct QuantLayout {
 };
 QuantLayout quant_layout(Dtype d, std::uint64_t rows, std::uint64_t cols) noexcept;
 
-}  // namespace ck::gguflite
+}  // namespace ckplugin::gguflite

@@ -14,7 +14,8 @@
 
 namespace fs = std::filesystem;
 
-namespace ck::gguflite {
+namespace ckplugin::gguflite {
+using namespace ck;
 
 namespace {
 
@@ -328,4 +329,4 @@ void GgufLiteReader::verify() {
     }
 }
 
-}  // namespace ck::gguflite
+}  // namespace ckplugin::gguflite

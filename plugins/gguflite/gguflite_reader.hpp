@@ -12,7 +12,8 @@
 #include "ck/stage.hpp"
 #include "gguflite_format.hpp"
 
-namespace ck::gguflite {
+namespace ckplugin::gguflite {
+using namespace ck;
 
 // A tensor as the file stores it.
 struct StoredTensor {
@@ -51,4 +52,4 @@ class GgufLiteReader final : public Reader {
 
 bool looks_like_gguflite(const unsigned char* head, std::size_t size);
 
-}  // namespace ck::gguflite
+}  // namespace ckplugin::gguflite

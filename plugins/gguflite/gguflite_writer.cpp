@@ -14,7 +14,8 @@
 
 namespace fs = std::filesystem;
 
-namespace ck::gguflite {
+namespace ckplugin::gguflite {
+using namespace ck;
 namespace {
 
 // Values converted per step: small enough to stay in cache, large enough to amortise calls.
@@ -233,4 +234,4 @@ void GgufLiteWriter::encode_quantized(const TensorPlan& p, SourceValues& source,
                       "values dequantize to NaN");
 }
 
-}  // namespace ck::gguflite
+}  // namespace ckplugin::gguflite

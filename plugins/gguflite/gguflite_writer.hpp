@@ -13,7 +13,8 @@
 #include "tensor_plan.hpp"
 #include "writer_report.hpp"
 
-namespace ck::gguflite {
+namespace ckplugin::gguflite {
+using namespace ck;
 
 class GgufLiteWriter final : public Writer {
   public:
@@ -50,4 +51,4 @@ class GgufLiteWriter final : public Writer {
     std::unique_ptr<RoundTripCheck> check_;
 };
 
-}  // namespace ck::gguflite
+}  // namespace ckplugin::gguflite

@@ -6,7 +6,8 @@
 #include <charconv>
 #include <cmath>
 
-namespace ck::gguflite {
+namespace ckplugin::gguflite {
+using namespace ck;
 namespace {
 
 bool is_digit(char c) {
@@ -201,4 +202,4 @@ bool JsonCursor::read_bool(bool& out) {
     return fail("expected true or false", pos_);
 }
 
-}  // namespace ck::gguflite
+}  // namespace ckplugin::gguflite

@@ -11,7 +11,8 @@
 
 #include "ck/utf8.hpp"
 
-namespace ck::gguflite {
+namespace ckplugin::gguflite {
+using namespace ck;
 
 // Appends `s` (valid UTF-8) as a JSON string: quotes, backslashes and control characters
 // escaped, everything else as it is.
@@ -56,4 +57,4 @@ class JsonCursor {
     std::size_t error_pos_ = 0;
 };
 
-}  // namespace ck::gguflite
+}  // namespace ckplugin::gguflite

@@ -7,7 +7,8 @@
 #include "json_text.hpp"
 #include "metadata_text.hpp"
 
-namespace ck::gguflite {
+namespace ckplugin::gguflite {
+using namespace ck;
 namespace {
 
 constexpr std::uint32_t canonical_f32_nan = 0x7fc00000u;
@@ -172,4 +173,4 @@ bool same_after_round_trip(const Value& a, const Value& b) {
     }
 }
 
-}  // namespace ck::gguflite
+}  // namespace ckplugin::gguflite

@@ -13,7 +13,8 @@
 #include "json_text.hpp"
 #include "metadata_text.hpp"
 
-namespace ck::gguflite {
+namespace ckplugin::gguflite {
+using namespace ck;
 namespace {
 
 struct Line {
@@ -271,4 +272,4 @@ Metadata parse_metadata(std::string_view text, std::uint64_t base, const std::st
     return metadata;
 }
 
-}  // namespace ck::gguflite
+}  // namespace ckplugin::gguflite

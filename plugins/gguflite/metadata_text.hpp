@@ -10,7 +10,8 @@
 
 #include "ck/metadata.hpp"
 
-namespace ck::gguflite {
+namespace ckplugin::gguflite {
+using namespace ck;
 
 // The section's text for `metadata`, each line ending in '\n'. Throws ck::Error naming the key
 // for what GGUF-lite cannot hold (an empty key, a key with '=' or a newline, text that is not
@@ -26,4 +27,4 @@ Metadata parse_metadata(std::string_view text, std::uint64_t base, const std::st
 // encoding's two normalisations (canonical NaN, bool bytes 0/1).
 bool same_after_round_trip(const Value& a, const Value& b);
 
-}  // namespace ck::gguflite
+}  // namespace ckplugin::gguflite

@@ -12,7 +12,7 @@
 
 namespace {
 
-using namespace ck::gguflite;
+using namespace ckplugin::gguflite;
 
 // Only ck::Error may leave plugin code: anything else (std::bad_alloc, a filesystem error) is
 // turned into one here, at the boundary.

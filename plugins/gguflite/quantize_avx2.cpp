@@ -10,7 +10,8 @@
 
 #include "gguflite_codec.hpp"
 
-namespace ck::gguflite::avx2 {
+namespace ckplugin::gguflite::avx2 {
+using namespace ck;
 namespace {
 
 // max(|w|) over n floats; NaN lanes never win (vmaxps returns its second operand when the first
@@ -145,4 +146,4 @@ void quantize_q4_row(const float* w, std::size_t cols, std::uint16_t* scales, st
         q4_row<false>(w, cols, scales, packed, nullptr);
 }
 
-}  // namespace ck::gguflite::avx2
+}  // namespace ckplugin::gguflite::avx2

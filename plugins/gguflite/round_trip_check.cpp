@@ -18,7 +18,8 @@
 
 namespace fs = std::filesystem;
 
-namespace ck::gguflite {
+namespace ckplugin::gguflite {
+using namespace ck;
 namespace {
 
 constexpr std::uint64_t chunk_elements = 1u << 16;
@@ -181,4 +182,4 @@ void RoundTripCheck::check_file(const Metadata& metadata, const std::vector<Tens
     }
 }
 
-}  // namespace ck::gguflite
+}  // namespace ckplugin::gguflite

@@ -15,7 +15,8 @@
 #include "source_values.hpp"
 #include "tensor_plan.hpp"
 
-namespace ck::gguflite {
+namespace ckplugin::gguflite {
+using namespace ck;
 
 struct TensorCheck {
     std::string name;
@@ -52,4 +53,4 @@ class RoundTripCheck {
     std::vector<TensorCheck> results_;
 };
 
-}  // namespace ck::gguflite
+}  // namespace ckplugin::gguflite

@@ -9,7 +9,8 @@
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
 
-namespace ck::gguflite {
+namespace ckplugin::gguflite {
+using namespace ck;
 namespace {
 
 template <class Int>
@@ -79,4 +80,4 @@ void SourceValues::read(std::uint64_t first, std::uint64_t n, float* out) {
     }
 }
 
-}  // namespace ck::gguflite
+}  // namespace ckplugin::gguflite

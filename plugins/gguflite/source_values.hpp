@@ -12,7 +12,8 @@
 #include "ck/kernels/dequant.hpp"
 #include "tensor_plan.hpp"
 
-namespace ck::gguflite {
+namespace ckplugin::gguflite {
+using namespace ck;
 
 class SourceValues {
   public:
@@ -55,4 +56,4 @@ class ConsumedPages {
     std::size_t done_ = 0;
 };
 
-}  // namespace ck::gguflite
+}  // namespace ckplugin::gguflite

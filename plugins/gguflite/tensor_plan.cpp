@@ -13,7 +13,8 @@
 #include "ck/ggml_types.hpp"
 #include "json_text.hpp"
 
-namespace ck::gguflite {
+namespace ckplugin::gguflite {
+using namespace ck;
 namespace {
 
 Dtype option_dtype(const Options& options, const std::string& key, Dtype fallback) {
@@ -155,4 +156,4 @@ std::vector<TensorPlan> plan_tensors(const ModelHeader& header, SchemeRules& rul
     return plans;
 }
 
-}  // namespace ck::gguflite
+}  // namespace ckplugin::gguflite

@@ -13,7 +13,8 @@
 #include "ck/options.hpp"
 #include "gguflite_format.hpp"
 
-namespace ck::gguflite {
+namespace ckplugin::gguflite {
+using namespace ck;
 
 // The writer options scheme=, keep= and schemes=FILE.
 class SchemeRules {
@@ -68,4 +69,4 @@ struct TensorPlan {
 // than 65535 bytes, duplicates) and for types without a dequantizer.
 std::vector<TensorPlan> plan_tensors(const ModelHeader& header, SchemeRules& rules);
 
-}  // namespace ck::gguflite
+}  // namespace ckplugin::gguflite

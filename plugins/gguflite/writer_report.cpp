@@ -5,7 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-namespace ck::gguflite {
+namespace ckplugin::gguflite {
+using namespace ck;
 namespace {
 
 using nlohmann::ordered_json;
@@ -135,4 +136,4 @@ void print_report(std::ostream& out, const std::string& file, const std::vector<
         << ratio << " smaller)\n";
 }
 
-}  // namespace ck::gguflite
+}  // namespace ckplugin::gguflite

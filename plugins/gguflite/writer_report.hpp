@@ -11,7 +11,8 @@
 #include "round_trip_check.hpp"
 #include "tensor_plan.hpp"
 
-namespace ck::gguflite {
+namespace ckplugin::gguflite {
+using namespace ck;
 
 struct SizeTable {
     std::uint64_t tensors[dtype_count] = {};
@@ -37,4 +38,4 @@ std::string round_trip_json(const RoundTripCheck& check);
 void print_report(std::ostream& out, const std::string& file, const std::vector<TensorPlan>& plans,
                   const SizeTable& sizes, const RoundTripCheck& check);
 
-}  // namespace ck::gguflite
+}  // namespace ckplugin::gguflite

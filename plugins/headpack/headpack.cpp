@@ -8,7 +8,8 @@
 #include "ck/llama/llama_keys.hpp"
 #include "ck/support/tensor_io.hpp"
 
-namespace ck::headpack {
+namespace ckplugin::headpack {
+using namespace ck;
 namespace {
 
 using llama::tensor_subject;
@@ -136,4 +137,4 @@ TensorView Headpack::apply(std::size_t index, const Upstream& upstream) {
     return TensorView::owning(std::move(out));
 }
 
-}  // namespace ck::headpack
+}  // namespace ckplugin::headpack

@@ -9,7 +9,8 @@
 
 #include "ck/stage.hpp"
 
-namespace ck::headpack {
+namespace ckplugin::headpack {
+using namespace ck;
 
 class Headpack final : public Transform {
   public:
@@ -39,4 +40,4 @@ class Headpack final : public Transform {
     std::unordered_map<std::size_t, Padding> padded_;  // tensor index -> padding
 };
 
-}  // namespace ck::headpack
+}  // namespace ckplugin::headpack

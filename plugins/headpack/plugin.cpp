@@ -5,7 +5,7 @@
 namespace {
 
 ck::Transform* create_transform(const ck::Options& options, ck::Context&) {
-    return new ck::headpack::Headpack(options);
+    return new ckplugin::headpack::Headpack(options);
 }
 
 const ck_option_descriptor options[] = {

@@ -28,7 +28,7 @@ const ck_plugin_descriptor descriptor = {
     nullptr,
     nullptr,
     [](const ck::Options& o, ck::Context& c) -> ck::Transform* {
-        return new ck::repack::RepackTransform(o, c, ck::kernels::plugin_repack_table());
+        return new ckplugin::repack::RepackTransform(o, c, ck::kernels::plugin_repack_table());
     },
     nullptr,
     ck::kernels::plugin_repack_variant,

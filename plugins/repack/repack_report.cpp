@@ -10,7 +10,8 @@
 
 using nlohmann::ordered_json;
 
-namespace ck::repack {
+namespace ckplugin::repack {
+using namespace ck;
 namespace {
 
 // JSON has no NaN or infinity: such figures (from NaN or infinite weights) are null.
@@ -117,4 +118,4 @@ void RepackReport::publish() const {
     context_.report("repack", report.dump(-1, ' ', false, ordered_json::error_handler_t::replace));
 }
 
-}  // namespace ck::repack
+}  // namespace ckplugin::repack

@@ -10,7 +10,8 @@
 #include "ck/context.hpp"
 #include "ck/kernels/repack.hpp"
 
-namespace ck::repack {
+namespace ckplugin::repack {
+using namespace ck;
 
 struct SkipReason {
     enum class Kind {
@@ -59,4 +60,4 @@ class RepackReport {
     std::size_t done_count_ = 0;
 };
 
-}  // namespace ck::repack
+}  // namespace ckplugin::repack

@@ -9,7 +9,8 @@
 #include "ck/error.hpp"
 #include "ck/support/tensor_io.hpp"
 
-namespace ck::repack {
+namespace ckplugin::repack {
+using namespace ck;
 namespace {
 
 using kernels::RepackTarget;
@@ -23,7 +24,7 @@ std::string subject(const std::string& name) {
 }
 
 std::string_view format_of(RepackTarget target) {
-    return target == RepackTarget::int8 ? int8_format : nf4_format;
+    return target == RepackTarget::int8 ? ck::repack::int8_format : ck::repack::nf4_format;
 }
 
 // The source types with a path to `target`, quantized ones first, for messages.
@@ -57,11 +58,12 @@ std::optional<SkipReason> RepackTransform::reason_to_skip(const TensorInfo& t,
     if (!filter_.selects(t.name))
         return SkipReason{Kind::not_selected, "not selected by only/skip"};
     // The codes and scales of an earlier repack (a repacked safetensors file read back).
-    if (in.metadata.contains(metadata_key(t.name)))
+    if (in.metadata.contains(ck::repack::metadata_key(t.name)))
         return SkipReason{Kind::already_repacked, "already repacked"};
     for (std::string_view suffix : {".minmax", ".absmax"})
         if (t.name.size() > suffix.size() && t.name.ends_with(suffix) &&
-            in.metadata.contains(metadata_key(t.name.substr(0, t.name.size() - suffix.size()))))
+            in.metadata.contains(
+                ck::repack::metadata_key(t.name.substr(0, t.name.size() - suffix.size()))))
             return SkipReason{Kind::already_repacked, "scales of a repacked tensor"};
     if (t.ne.size() != 2)
         return SkipReason{Kind::not_2d,
@@ -71,12 +73,13 @@ std::optional<SkipReason> RepackTransform::reason_to_skip(const TensorInfo& t,
                                              " path (" + target + " repacks " +
                                              sources_of(kernels_, target_) + ")"};
     const std::uint64_t elements = t.elements();
-    if (!pair_shapes(format_of(target_), static_cast<std::uint64_t>(t.ne[0]), elements))
+    if (!ck::repack::pair_shapes(format_of(target_), static_cast<std::uint64_t>(t.ne[0]), elements))
         return SkipReason{Kind::block_rule,
                           target_ == RepackTarget::int8
                               ? "int8 needs a multiple of 128 elements"
                               : "nf4 needs a multiple of 64 elements and an even row length"};
-    const std::string scales_name = t.name + std::string(scales_suffix(format_of(target_)));
+    const std::string scales_name =
+        t.name + std::string(ck::repack::scales_suffix(format_of(target_)));
     if (in.find_tensor(scales_name))
         return SkipReason{Kind::name_taken, "a tensor named '" + scales_name + "' exists already"};
     return std::nullopt;
@@ -98,13 +101,14 @@ ModelHeader RepackTransform::plan(const ModelHeader& in) {
             continue;
         }
         const std::uint64_t elements = t.elements();
-        const auto shapes = *pair_shapes(format, static_cast<std::uint64_t>(t.ne[0]), elements);
+        const auto shapes =
+            *ck::repack::pair_shapes(format, static_cast<std::uint64_t>(t.ne[0]), elements);
         TensorInfo codes = t, scales = t;
-        codes.type = codes_type;
+        codes.type = ck::repack::codes_type;
         codes.ne = shapes.codes;
         codes.nbytes = kernels::code_bytes(target_, elements);
-        scales.name = t.name + std::string(scales_suffix(format));
-        scales.type = scales_type;
+        scales.name = t.name + std::string(ck::repack::scales_suffix(format));
+        scales.type = ck::repack::scales_type;
         scales.ne = shapes.scales;
         scales.nbytes = kernels::scale_count(target_, elements) * 2;
         jobs_.push_back({t.name, t.type, elements, t.nbytes, kernels_.find(t.type, target_)});
@@ -114,7 +118,7 @@ ModelHeader RepackTransform::plan(const ModelHeader& in) {
         outputs_.push_back({i, Role::scales, jobs_.size() - 1});
         out.tensors.push_back(std::move(codes));
         out.tensors.push_back(std::move(scales));
-        out.metadata.set(metadata_key(t.name), Value::of_string(std::string(format)));
+        out.metadata.set(ck::repack::metadata_key(t.name), Value::of_string(std::string(format)));
     }
     // Names must stay unique: a scales name may collide with a tensor that comes later.
     std::unordered_set<std::string_view> names;
@@ -175,4 +179,4 @@ TensorView RepackTransform::apply(std::size_t index, const Upstream& upstream) {
     return r.codes;
 }
 
-}  // namespace ck::repack
+}  // namespace ckplugin::repack

@@ -13,7 +13,8 @@
 #include "ck/tensor_filter.hpp"
 #include "repack_report.hpp"
 
-namespace ck::repack {
+namespace ckplugin::repack {
+using namespace ck;
 
 class RepackTransform final : public Transform {
   public:
@@ -58,4 +59,4 @@ class RepackTransform final : public Transform {
     TensorView pending_scales_;
 };
 
-}  // namespace ck::repack
+}  // namespace ckplugin::repack

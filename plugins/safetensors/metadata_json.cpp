@@ -14,7 +14,8 @@
 #include "ck/support/json_string.hpp"
 #include "ck/utf8.hpp"
 
-namespace ck::safetensors {
+namespace ckplugin::safetensors {
+using namespace ck;
 namespace {
 
 using nlohmann::json;
@@ -260,4 +261,4 @@ Value from_json_text(std::string_view text, std::string_view label) {
     return typed_value(j, *type, ValueType::u8);
 }
 
-}  // namespace ck::safetensors
+}  // namespace ckplugin::safetensors

@@ -12,7 +12,8 @@
 
 #include "ck/metadata.hpp"
 
-namespace ck::safetensors {
+namespace ckplugin::safetensors {
+using namespace ck;
 
 // "u32", "str", "arr[f32]".
 std::string type_label(const Value& value);
@@ -27,4 +28,4 @@ std::string to_json_text(const Value& value, bool& replaced);
 // saying what does not fit.
 Value from_json_text(std::string_view text, std::string_view label);
 
-}  // namespace ck::safetensors
+}  // namespace ckplugin::safetensors

@@ -8,7 +8,7 @@
 namespace {
 
 bool probe(const unsigned char* head, std::size_t size, const char* path) {
-    return ck::safetensors::looks_like_safetensors(head, size, path);
+    return ckplugin::safetensors::looks_like_safetensors(head, size, path);
 }
 
 const ck_plugin_descriptor descriptor = {
@@ -22,11 +22,11 @@ const ck_plugin_descriptor descriptor = {
     0,
     probe,
     [](const ck::Options&, ck::Context& c) -> ck::Reader* {
-        return new ck::safetensors::SafetensorsReader(c);
+        return new ckplugin::safetensors::SafetensorsReader(c);
     },
     nullptr,
     [](const ck::Options&, ck::Context& c) -> ck::Writer* {
-        return new ck::safetensors::SafetensorsWriter(c);
+        return new ckplugin::safetensors::SafetensorsWriter(c);
     },
     nullptr,
 };

@@ -11,7 +11,8 @@
 
 #include "ck/ggml_types.hpp"
 
-namespace ck::safetensors {
+namespace ckplugin::safetensors {
+using namespace ck;
 
 inline constexpr std::string_view metadata_key = "__metadata__";
 inline constexpr std::uint64_t data_alignment = 8;
@@ -73,4 +74,4 @@ inline std::vector<std::int64_t> reversed(const std::vector<std::int64_t>& dims)
     return {dims.rbegin(), dims.rend()};
 }
 
-}  // namespace ck::safetensors
+}  // namespace ckplugin::safetensors

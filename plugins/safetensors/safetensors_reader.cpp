@@ -16,7 +16,8 @@
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 
-namespace ck::safetensors {
+namespace ckplugin::safetensors {
+using namespace ck;
 namespace {
 
 std::string tensor_subject(const std::string& name) {
@@ -368,4 +369,4 @@ bool looks_like_safetensors(const unsigned char* head, std::size_t size, const c
            next == '\t';
 }
 
-}  // namespace ck::safetensors
+}  // namespace ckplugin::safetensors

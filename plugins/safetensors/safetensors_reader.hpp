@@ -10,7 +10,8 @@
 #include "ck/mapped_file.hpp"
 #include "ck/stage.hpp"
 
-namespace ck::safetensors {
+namespace ckplugin::safetensors {
+using namespace ck;
 
 class SafetensorsReader final : public Reader {
   public:
@@ -32,4 +33,4 @@ class SafetensorsReader final : public Reader {
 // Does the file start like a safetensors file (a plausible length, then '{')?
 bool looks_like_safetensors(const unsigned char* head, std::size_t size, const char* path);
 
-}  // namespace ck::safetensors
+}  // namespace ckplugin::safetensors

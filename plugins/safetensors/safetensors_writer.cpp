@@ -17,7 +17,8 @@
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 
-namespace ck::safetensors {
+namespace ckplugin::safetensors {
+using namespace ck;
 namespace {
 
 // Hugging Face's library refuses headers longer than this.
@@ -163,4 +164,4 @@ void SafetensorsWriter::finish() {
                     " tensors were written");
 }
 
-}  // namespace ck::safetensors
+}  // namespace ckplugin::safetensors

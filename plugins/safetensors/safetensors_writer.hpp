@@ -9,7 +9,8 @@
 #include "ck/conventions/ckhost_keys.hpp"
 #include "ck/stage.hpp"
 
-namespace ck::safetensors {
+namespace ckplugin::safetensors {
+using namespace ck;
 
 class SafetensorsWriter final : public Writer {
   public:
@@ -32,4 +33,4 @@ class SafetensorsWriter final : public Writer {
     OutputFile* file_ = nullptr;
 };
 
-}  // namespace ck::safetensors
+}  // namespace ckplugin::safetensors

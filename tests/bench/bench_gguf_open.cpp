@@ -33,7 +33,7 @@ void open_and_index(benchmark::State& state, fs::path file) {
     }
     for (auto _ : state) {
         ck::RecordingContext context;
-        ck::gguf::GgufReader reader(context);
+        ckplugin::gguf::GgufReader reader(context);
         ck::ModelHeader header = reader.open(file);
         benchmark::DoNotOptimize(header.tensors.data());
     }

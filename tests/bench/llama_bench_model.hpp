@@ -119,7 +119,7 @@ inline int write_bench_model(const char* tool, const std::filesystem::path& path
                              const ck::ModelHeader& header, const TensorBytes& bytes) {
     try {
         ck::RecordingContext context;
-        ck::gguf::GgufWriter writer(context);
+        ckplugin::gguf::GgufWriter writer(context);
         writer.prepare(header, path);
         ck::OutputSet out(true);
         writer.begin(out);

@@ -20,7 +20,7 @@ namespace cktest {
 
 ModelBuilder ModelBuilder::from_gguf(const fs::path& path) {
     ck::RecordingContext context;
-    ck::gguf::GgufReader reader(context);
+    ckplugin::gguf::GgufReader reader(context);
     ModelBuilder b;
     b.header_ = reader.open(path);
     for (std::size_t i = 0; i < b.header_.tensors.size(); ++i) {
@@ -143,7 +143,7 @@ void ModelBuilder::remove_tensor(const std::string& name) {
 
 void ModelBuilder::write(const fs::path& path) const {
     ck::RecordingContext context;
-    ck::gguf::GgufWriter writer(context);
+    ckplugin::gguf::GgufWriter writer(context);
     writer.prepare(header_, path);
     ck::OutputSet out(true);
     writer.begin(out);
@@ -176,7 +176,7 @@ std::uint32_t BumpContents::u32_at(std::size_t offset) const {
 
 BumpContents read_bump(const fs::path& path) {
     ck::RecordingContext context;
-    ck::bump::BumpReader reader(context);
+    ckplugin::bump::BumpReader reader(context);
     BumpContents c;
     c.header = reader.open(path);
     c.file = read_file(path);
@@ -185,7 +185,7 @@ BumpContents read_bump(const fs::path& path) {
 
 std::string sha256_hex(const fs::path& path) {
     auto bytes = read_file(path);
-    auto digest = ck::bump::sha256(std::as_bytes(std::span(bytes)));
+    auto digest = ckplugin::bump::sha256(std::as_bytes(std::span(bytes)));
     static const char hex[] = "0123456789abcdef";
     std::string out;
     for (auto b : digest) {

@@ -9,7 +9,7 @@
 #include "config_json.hpp"
 #include "test_support.hpp"
 
-using ck::bump::python_float_repr;
+using ckplugin::bump::python_float_repr;
 
 BOOST_AUTO_TEST_SUITE(config_json)
 
@@ -41,7 +41,7 @@ BOOST_AUTO_TEST_CASE(floats_print_like_python_repr) {
 }
 
 BOOST_AUTO_TEST_CASE(strings_are_escaped_like_python_json) {
-    using ck::bump::python_json_string;
+    using ckplugin::bump::python_json_string;
     BOOST_TEST(python_json_string("llama") == "\"llama\"");
     BOOST_TEST(python_json_string("a\"b\\c\n\t\x01\x7f") == "\"a\\\"b\\\\c\\n\\t\\u0001\\u007f\"");
     BOOST_TEST(python_json_string("caf\xc3\xa9") == "\"caf\\u00e9\"");
@@ -49,7 +49,7 @@ BOOST_AUTO_TEST_CASE(strings_are_escaped_like_python_json) {
 }
 
 BOOST_AUTO_TEST_CASE(render_matches_the_reference_file) {
-    ck::bump::Config c;
+    ckplugin::bump::Config c;
     c.model_type = "llama";
     c.num_hidden_layers = 2;
     c.hidden_size = 256;
@@ -61,7 +61,7 @@ BOOST_AUTO_TEST_CASE(render_matches_the_reference_file) {
     c.rms_norm_eps = {double(1e-6f), true};
     c.rope_theta = {double(10000.0f), true};
     BOOST_TEST(
-        ck::bump::render_config_json(c) ==
+        ckplugin::bump::render_config_json(c) ==
         cktest::read_text(cktest::test_data() / "golden" / "micro-llama-q4_k_m" / "config.json"));
 }
 

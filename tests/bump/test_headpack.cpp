@@ -124,7 +124,8 @@ BOOST_AUTO_TEST_CASE(no_op_when_heads_are_already_aligned) {
 
 BOOST_AUTO_TEST_CASE(plan_sets_the_aligned_head_dim_key) {
     ModelBuilder hd72 = ModelBuilder::llama_f32({.embed = 288, .heads = 4, .kv_heads = 2});
-    ck::headpack::Headpack pack(ck::Options(std::map<std::string, std::string>{{"align", "64"}}));
+    ckplugin::headpack::Headpack pack(
+        ck::Options(std::map<std::string, std::string>{{"align", "64"}}));
     ck::ModelHeader planned = pack.plan(hd72.header());
     const ck::Value* v = planned.metadata.find(ck::llama::aligned_head_dim_key);
     BOOST_TEST_REQUIRE(v != nullptr);

@@ -38,7 +38,7 @@ const json& expected() {
 // The reference file, opened fresh for each test case (the reader must outlive its views).
 struct Opened {
     ck::RecordingContext context;
-    ck::gguf::GgufReader reader{context};
+    ckplugin::gguf::GgufReader reader{context};
     ck::ModelHeader header = reader.open(cktest::test_data() / "meta" / "metadata.gguf");
     const json& exp = expected();
 };

@@ -15,10 +15,10 @@ namespace fs = std::filesystem;
 namespace {
 
 // Writes `header` with the tensors of `source` (same order) through GgufWriter.
-void write_model(const ck::ModelHeader& header, ck::gguf::GgufReader& source,
+void write_model(const ck::ModelHeader& header, ckplugin::gguf::GgufReader& source,
                  const fs::path& path) {
     ck::RecordingContext context;
-    ck::gguf::GgufWriter writer(context);
+    ckplugin::gguf::GgufWriter writer(context);
     writer.prepare(header, path);
     ck::OutputSet out(false);
     writer.begin(out);
@@ -34,12 +34,12 @@ BOOST_AUTO_TEST_SUITE(gguf_writer)
 BOOST_AUTO_TEST_CASE(changed_alignment_is_honoured) {
     cktest::TempDir dir;
     ck::RecordingContext context;
-    ck::gguf::GgufReader reader(context);
+    ckplugin::gguf::GgufReader reader(context);
     ck::ModelHeader header = reader.open(cktest::test_data() / "bad" / "valid_base.gguf");
     header.metadata.set("general.alignment", ck::Value::of_u32(256));
     write_model(header, reader, dir / "aligned.gguf");
 
-    ck::gguf::GgufReader back(context);
+    ckplugin::gguf::GgufReader back(context);
     ck::ModelHeader reread = back.open(dir / "aligned.gguf");
     BOOST_TEST(back.data_start() % 256 == 0u);
     BOOST_TEST_REQUIRE(reread.tensors.size() == header.tensors.size());
@@ -55,18 +55,18 @@ BOOST_AUTO_TEST_CASE(changed_alignment_is_honoured) {
 BOOST_AUTO_TEST_CASE(quantization_version_added_for_non_gguf_sources) {
     cktest::TempDir dir;
     ck::RecordingContext context;
-    ck::gguf::GgufReader reader(context);
+    ckplugin::gguf::GgufReader reader(context);
     ck::ModelHeader header = reader.open(cktest::test_data() / "bad" / "valid_base.gguf");
     BOOST_TEST_REQUIRE(
         !header.metadata.contains("general.quantization_version"));  // has a Q8_0 tensor
 
     write_model(header, reader, dir / "same.gguf");
-    ck::gguf::GgufReader same(context);
+    ckplugin::gguf::GgufReader same(context);
     BOOST_TEST(!same.open(dir / "same.gguf").metadata.contains("general.quantization_version"));
 
     header.format = "safetensors";  // as if another reader had produced the header
     write_model(header, reader, dir / "marked.gguf");
-    ck::gguf::GgufReader marked(context);
+    ckplugin::gguf::GgufReader marked(context);
     const ck::ModelHeader reread = marked.open(dir / "marked.gguf");
     const ck::Value* v = reread.metadata.find("general.quantization_version");
     BOOST_TEST_REQUIRE(v != nullptr);
@@ -76,9 +76,9 @@ BOOST_AUTO_TEST_CASE(quantization_version_added_for_non_gguf_sources) {
 
 BOOST_AUTO_TEST_CASE(inconsistent_headers_are_refused_in_prepare) {
     ck::RecordingContext context;
-    ck::gguf::GgufReader reader(context);
+    ckplugin::gguf::GgufReader reader(context);
     const ck::ModelHeader base = reader.open(cktest::test_data() / "bad" / "valid_base.gguf");
-    ck::gguf::GgufWriter writer(context);
+    ckplugin::gguf::GgufWriter writer(context);
 
     ck::ModelHeader wrong_size = base;
     wrong_size.tensors[0].nbytes += 1;
@@ -102,9 +102,9 @@ BOOST_AUTO_TEST_CASE(inconsistent_headers_are_refused_in_prepare) {
 BOOST_AUTO_TEST_CASE(directory_destination_uses_the_input_name) {
     cktest::TempDir dir;
     ck::RecordingContext context;
-    ck::gguf::GgufReader reader(context);
+    ckplugin::gguf::GgufReader reader(context);
     ck::ModelHeader header = reader.open(cktest::test_data() / "bad" / "valid_base.gguf");
-    ck::gguf::GgufWriter writer(context);
+    ckplugin::gguf::GgufWriter writer(context);
     writer.prepare(header, dir.path().string() + "/");
     BOOST_TEST(writer.outputs().at(0) == dir / "valid_base.gguf");
 }
@@ -112,7 +112,7 @@ BOOST_AUTO_TEST_CASE(directory_destination_uses_the_input_name) {
 BOOST_AUTO_TEST_CASE(encode_gguf_value_writes_gguf_binary_form) {
     std::vector<std::byte> out;
     std::vector<std::int32_t> ints = {-1, 7};
-    ck::gguf::encode_gguf_value(
+    ckplugin::gguf::encode_gguf_value(
         ck::Value::of_array(ck::ArrayValue::of<std::int32_t>(ck::ValueType::i32, ints)), out);
     const std::vector<std::uint8_t> array = {5, 0, 0,    0,    2,    0,    0, 0, 0, 0,
                                              0, 0, 0xff, 0xff, 0xff, 0xff, 7, 0, 0, 0};
@@ -120,10 +120,10 @@ BOOST_AUTO_TEST_CASE(encode_gguf_value_writes_gguf_binary_form) {
     for (std::size_t i = 0; i < array.size() && i < out.size(); ++i)
         BOOST_TEST(std::to_integer<std::uint8_t>(out[i]) == array[i], "byte " << i);
     out.clear();
-    ck::gguf::encode_gguf_value(ck::Value::of_string("ab"), out);
+    ckplugin::gguf::encode_gguf_value(ck::Value::of_string("ab"), out);
     BOOST_TEST(out.size() == 10u);  // u64 length, then the bytes
     out.clear();
-    ck::gguf::encode_gguf_value(ck::Value::of_u32(0x01020304), out);
+    ckplugin::gguf::encode_gguf_value(ck::Value::of_u32(0x01020304), out);
     BOOST_TEST(std::to_integer<int>(out[0]) == 4);
     BOOST_TEST(std::to_integer<int>(out[3]) == 1);
 }

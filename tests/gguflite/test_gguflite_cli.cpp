@@ -16,7 +16,7 @@
 #include "gguflite_test_files.hpp"
 
 namespace fs = std::filesystem;
-using ck::gguflite::Dtype;
+using ckplugin::gguflite::Dtype;
 using cktest::contains;
 
 namespace {
@@ -52,7 +52,7 @@ BOOST_AUTO_TEST_CASE(schemes_file_picks_dtypes_exact_names_first) {
                              gltest::sample(), dir / "m.gguflite");
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
     ck::RecordingContext context;
-    ck::gguflite::GgufLiteReader reader(context);
+    ckplugin::gguflite::GgufLiteReader reader(context);
     reader.open(dir / "m.gguflite");
     for (const auto& t : reader.stored()) {
         Dtype expected = Dtype::q4;  // scheme= default
@@ -79,8 +79,8 @@ BOOST_AUTO_TEST_CASE(gguflite_to_gguf_keeps_floats_and_dequantizes_q8_q4) {
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
 
     ck::RecordingContext context;
-    ck::gguflite::GgufLiteReader lite(context);
-    ck::gguf::GgufReader gguf(context);
+    ckplugin::gguflite::GgufLiteReader lite(context);
+    ckplugin::gguf::GgufReader gguf(context);
     const ck::ModelHeader a = lite.open(dir / "m.gguflite"), b = gguf.open(dir / "m.gguf");
     BOOST_TEST_REQUIRE(a.tensors.size() == b.tensors.size());
     for (std::size_t i = 0; i < a.tensors.size(); ++i) {

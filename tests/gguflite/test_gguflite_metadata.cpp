@@ -56,7 +56,7 @@ void round_trip(const fs::path& source, const std::string& scheme) {
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
 
     ck::RecordingContext context;
-    ck::gguf::GgufReader original(context), back(context);
+    ckplugin::gguf::GgufReader original(context), back(context);
     const ck::ModelHeader a = original.open(source), b = back.open(dir / "b.gguf");
     check_same_metadata(a.metadata, b.metadata);
     BOOST_TEST_REQUIRE(a.tensors.size() == b.tensors.size());
@@ -88,7 +88,7 @@ BOOST_AUTO_TEST_CASE(tiny_llama_tokenizer_survives_the_round_trip,
     const fs::path source = *cktest::shared_data() / "tiny-llama-q4_k_m.gguf";
     round_trip(source, "f32");
     ck::RecordingContext context;
-    ck::gguf::GgufReader reader(context);
+    ckplugin::gguf::GgufReader reader(context);
     const ck::ModelHeader h = reader.open(source);
     BOOST_TEST(h.metadata.find("tokenizer.ggml.tokens")->array().size() == 32000u);
     BOOST_TEST(h.metadata.find("tokenizer.ggml.scores")->array().size() == 32000u);
@@ -104,7 +104,7 @@ BOOST_AUTO_TEST_CASE(lines_are_typed_json) {
     const std::string tokens[] = {"<s>", "", "\xe2\x96\x81the"};
     m.set("a.arr", ck::Value::of_array(ck::ArrayValue::of_strings(tokens)));
     std::vector<std::string> notes;
-    const std::string text = ck::gguflite::encode_metadata(m, notes);
+    const std::string text = ckplugin::gguflite::encode_metadata(m, notes);
     BOOST_TEST(text ==
                "a.u8=u8:200\n"
                "a.i32=i32:-5\n"
@@ -113,7 +113,7 @@ BOOST_AUTO_TEST_CASE(lines_are_typed_json) {
                "a.str=str:\"tab\\there \\\"q\\\" \xe2\x80\x94\\n\"\n"
                "a.arr=arr[str]:[\"<s>\",\"\",\"\xe2\x96\x81the\"]\n");
     BOOST_TEST(notes.empty());
-    check_same_metadata(m, ck::gguflite::parse_metadata(text, 16, "x"));
+    check_same_metadata(m, ckplugin::gguflite::parse_metadata(text, 16, "x"));
 }
 
 BOOST_AUTO_TEST_CASE(what_cannot_read_back_exactly_is_noted) {
@@ -123,12 +123,12 @@ BOOST_AUTO_TEST_CASE(what_cannot_read_back_exactly_is_noted) {
     m.set("bools", ck::Value::of_array(ck::ArrayValue::of_raw(ck::ValueType::boolean, 3,
                                                               std::as_bytes(std::span(bools)))));
     std::vector<std::string> notes;
-    const std::string text = ck::gguflite::encode_metadata(m, notes);
+    const std::string text = ckplugin::gguflite::encode_metadata(m, notes);
     BOOST_TEST(notes.size() == 2u);
-    const ck::Metadata back = ck::gguflite::parse_metadata(text, 16, "x");
+    const ck::Metadata back = ckplugin::gguflite::parse_metadata(text, 16, "x");
     BOOST_TEST(back.find("nan.payload")->raw() == 0x7fc00000u);
     BOOST_TEST(back.find("bools")->array().raw_at(2) == 1u);
-    BOOST_TEST(ck::gguflite::same_after_round_trip(*m.find("bools"), *back.find("bools")));
+    BOOST_TEST(ckplugin::gguflite::same_after_round_trip(*m.find("bools"), *back.find("bools")));
 }
 
 BOOST_AUTO_TEST_CASE(keys_gguf_lite_cannot_hold_are_refused) {
@@ -136,13 +136,13 @@ BOOST_AUTO_TEST_CASE(keys_gguf_lite_cannot_hold_are_refused) {
         ck::Metadata m;
         m.set(key, ck::Value::of_u8(1));
         std::vector<std::string> notes;
-        BOOST_CHECK_THROW(ck::gguflite::encode_metadata(m, notes), ck::Error);
+        BOOST_CHECK_THROW(ckplugin::gguflite::encode_metadata(m, notes), ck::Error);
     }
     ck::Metadata m;
     m.set("bad.utf8", ck::Value::of_string("\xc3("));
     std::vector<std::string> notes;
     BOOST_CHECK_EXCEPTION(
-        ck::gguflite::encode_metadata(m, notes), ck::Error, [](const ck::Error& e) {
+        ckplugin::gguflite::encode_metadata(m, notes), ck::Error, [](const ck::Error& e) {
             return e.subject() == "key 'bad.utf8'" && contains(e.message(), "UTF-8");
         });
 }
@@ -161,7 +161,7 @@ BOOST_AUTO_TEST_CASE(hand_written_lines_without_a_type_are_strings) {
     cktest::write_file(dir / "hand.gguflite", b.bytes());
 
     ck::RecordingContext context;
-    ck::gguflite::GgufLiteReader reader(context);
+    ckplugin::gguflite::GgufLiteReader reader(context);
     const ck::ModelHeader h = reader.open(dir / "hand.gguflite");
     BOOST_TEST_REQUIRE(h.metadata.size() == 5u);
     BOOST_TEST(h.metadata.find("general.name")->str() == "My hand-made model");
@@ -206,8 +206,8 @@ BOOST_AUTO_TEST_CASE(broken_lines_are_refused_with_their_offset) {
         {"k=caf\xc3\n", 5, "not valid UTF-8"},
     };
     for (const Case& c : cases) {
-        BOOST_CHECK_EXCEPTION(ck::gguflite::parse_metadata(c.text, 16, "f.gguflite"), ck::Error,
-                              [&](const ck::Error& e) {
+        BOOST_CHECK_EXCEPTION(ckplugin::gguflite::parse_metadata(c.text, 16, "f.gguflite"),
+                              ck::Error, [&](const ck::Error& e) {
                                   BOOST_TEST(e.offset().value_or(0) == 16 + c.offset, c.text);
                                   BOOST_TEST(contains(e.message(), c.message),
                                              c.text << " -> " << e.what());

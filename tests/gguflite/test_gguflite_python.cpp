@@ -77,7 +77,7 @@ BOOST_AUTO_TEST_CASE(python_reader_matches_ckhost, *utf::precondition(PythonPres
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
 
     ck::RecordingContext context;
-    ck::gguf::GgufReader gguf(context);
+    ckplugin::gguf::GgufReader gguf(context);
     const ck::ModelHeader h = gguf.open(dir / "m.gguf");
     std::ifstream summary_file(dir / "summary.json");
     const auto summary = nlohmann::json::parse(summary_file);

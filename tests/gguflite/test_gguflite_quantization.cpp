@@ -40,8 +40,8 @@ nlohmann::json check_scheme(const std::string& scheme) {
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
 
     ck::RecordingContext context;
-    ck::gguf::GgufReader f32(context);
-    ck::gguflite::GgufLiteReader lite(context);
+    ckplugin::gguf::GgufReader f32(context);
+    ckplugin::gguflite::GgufLiteReader lite(context);
     const ck::ModelHeader a = f32.open(source);
     lite.open(out);
     BOOST_TEST_REQUIRE(lite.stored().size() == a.tensors.size());
@@ -57,12 +57,12 @@ nlohmann::json check_scheme(const std::string& scheme) {
         if (t.ne.size() == 2) {
             BOOST_TEST(s.dims == (std::vector<std::uint32_t>{std::uint32_t(t.ne[1]),
                                                              std::uint32_t(t.ne[0])}));
-            BOOST_TEST(
-                (s.dtype == (scheme == "q8" ? ck::gguflite::Dtype::q8 : ck::gguflite::Dtype::q4)));
+            BOOST_TEST((s.dtype == (scheme == "q8" ? ckplugin::gguflite::Dtype::q8
+                                                   : ckplugin::gguflite::Dtype::q4)));
             expected = scheme == "q8" ? gltest::reference_q8(w, t.ne[1], t.ne[0])
                                       : gltest::reference_q4(w, t.ne[1], t.ne[0]);
         } else {  // 1-D norms stay F32
-            BOOST_TEST((s.dtype == ck::gguflite::Dtype::f32));
+            BOOST_TEST((s.dtype == ckplugin::gguflite::Dtype::f32));
             const ck::TensorView view = f32.tensor(i);
             const auto raw = view.bytes();
             expected.resize(raw.size());
@@ -145,7 +145,7 @@ BOOST_AUTO_TEST_CASE(micro_llama_q4_matches_the_spec,
 }
 
 BOOST_AUTO_TEST_CASE(every_variant_gives_the_reference_bytes) {
-    using namespace ck::gguflite;
+    using namespace ckplugin::gguflite;
     std::mt19937 rng(42);
     const Quantizers& scalar = scalar_quantizers();
     const Quantizers& best = select_quantizers(ck::Isa::avx512);
@@ -187,7 +187,7 @@ BOOST_AUTO_TEST_CASE(every_variant_gives_the_reference_bytes) {
 BOOST_AUTO_TEST_CASE(quantizer_follows_the_formulas_on_awkward_rows) {
     // The plugin's quantizer (whichever variant runs) against the independent reference, on
     // finite rows (the reference leaves NaN to the plugin's documented rule: NaN -> 0).
-    using namespace ck::gguflite;
+    using namespace ckplugin::gguflite;
     std::mt19937 rng(7);
     std::vector<float> w = awkward_rows(16, 256, rng);
     for (float& v : w)
@@ -219,7 +219,7 @@ BOOST_AUTO_TEST_CASE(quantizer_follows_the_formulas_on_awkward_rows) {
 }
 
 BOOST_AUTO_TEST_CASE(dequantization_is_q_times_the_scale) {
-    using namespace ck::gguflite;
+    using namespace ckplugin::gguflite;
     // One Q4 group: scale 0.5 (f16 0x3800); nibbles 0..15 -> 0..7, -8..-1.
     std::vector<std::byte> scale = {std::byte{0x00}, std::byte{0x38}};
     std::vector<std::byte> packed(32);

@@ -114,7 +114,7 @@ void check_against_reference(const fs::path& dir, bool f16) {
     BOOST_TEST(index["format"] == "ckhost-npy");
     BOOST_TEST(index["metadata"]["general.architecture"] == "llama");
     ck::RecordingContext context;
-    ck::gguf::GgufReader reader(context);
+    ckplugin::gguf::GgufReader reader(context);
     const ck::ModelHeader header = reader.open(sample());
     BOOST_TEST_REQUIRE(index["tensors"].size() == header.tensors.size());
 

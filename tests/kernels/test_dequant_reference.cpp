@@ -63,7 +63,7 @@ BOOST_AUTO_TEST_SUITE(dequant_reference)
 // list rather than as the first error only.
 BOOST_AUTO_TEST_CASE(every_type_matches_ggml_bit_for_bit) {
     ck::RecordingContext context;
-    ck::gguf::GgufReader reader(context);
+    ckplugin::gguf::GgufReader reader(context);
     const ck::ModelHeader header = reader.open(types_dir() / "types.gguf");
     BOOST_TEST_REQUIRE(header.tensors.size() >= 28u);
 

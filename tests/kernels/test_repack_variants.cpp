@@ -171,7 +171,7 @@ BOOST_AUTO_TEST_CASE(same_as_scalar_on_ggml_test_data) {
         return;
     }
     ck::RecordingContext context;
-    ck::gguf::GgufReader reader(context);
+    ckplugin::gguf::GgufReader reader(context);
     const ck::ModelHeader header = reader.open(cktest::test_data() / "types" / "types.gguf");
     std::size_t compared = 0;
     for (Isa isa : supported_simd())

@@ -91,7 +91,7 @@ void write_float_model(const fs::path& path) {
     add("i64", 27, {2});
     add("f64", 28, {3});
     ck::RecordingContext context;
-    ck::gguf::GgufWriter writer(context);
+    ckplugin::gguf::GgufWriter writer(context);
     writer.prepare(h, path);
     ck::OutputSet out(false);
     writer.begin(out);
@@ -206,7 +206,7 @@ BOOST_AUTO_TEST_CASE(repacked_pairs_are_stored_as_the_spec_says) {
 
     // Read back: the pair and its format are in the header the next stage sees.
     ck::RecordingContext context;
-    ck::safetensors::SafetensorsReader reader(context);
+    ckplugin::safetensors::SafetensorsReader reader(context);
     const ck::ModelHeader h = reader.open(dir / "nf4.safetensors");
     BOOST_TEST(h.metadata.find("ckhost.repack.blk.0.ffn_down.weight")->str() == "nf4-absmax-64");
     BOOST_TEST(h.find_tensor("blk.0.ffn_down.weight")->type == 24u);  // i8: the u8 codes

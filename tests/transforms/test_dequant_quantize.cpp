@@ -27,7 +27,7 @@ std::string sample() {
 // (the plugin itself uses the best SIMD variant), rounded to f16 when `f16` is set.
 void check_dequantized(const fs::path& source, const fs::path& converted, bool f16) {
     ck::RecordingContext context;
-    ck::gguf::GgufReader in(context), out(context);
+    ckplugin::gguf::GgufReader in(context), out(context);
     const ck::ModelHeader a = in.open(source), b = out.open(converted);
     BOOST_TEST_REQUIRE(a.tensors.size() == b.tensors.size());
     BOOST_TEST(a.metadata.size() == b.metadata.size());
@@ -96,7 +96,7 @@ BOOST_AUTO_TEST_CASE(only_and_skip_select_tensors) {
         convert("gguf:dequant[to=f32,only=blk.1.*,skip=*ffn_down*]:gguf", sample(), dir / "o.gguf");
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
     ck::RecordingContext context;
-    ck::gguf::GgufReader out(context);
+    ckplugin::gguf::GgufReader out(context);
     for (const auto& t : out.open(dir / "o.gguf").tensors) {
         const bool selected =
             t.name.rfind("blk.1.", 0) == 0 && t.name.find("ffn_down") == std::string::npos;

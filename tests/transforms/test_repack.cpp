@@ -48,8 +48,8 @@ struct Accuracy {
 // exactly dequantized tensor of `source`; pass-through tensors must be the source's bytes.
 Accuracy check_against_source(const fs::path& source, const fs::path& repacked) {
     ck::RecordingContext context;
-    ck::gguf::GgufReader in(context);
-    ck::safetensors::SafetensorsReader out(context);
+    ckplugin::gguf::GgufReader in(context);
+    ckplugin::safetensors::SafetensorsReader out(context);
     const ck::ModelHeader a = in.open(source), b = out.open(repacked);
     Accuracy acc;
     for (std::size_t i = 0; i < a.tensors.size(); ++i) {
@@ -267,7 +267,7 @@ BOOST_AUTO_TEST_CASE(sizes_that_do_not_fit_the_blocks_pass_through) {
     add("c.weight", {128, 2});
     {
         ck::RecordingContext context;
-        ck::gguf::GgufWriter writer(context);
+        ckplugin::gguf::GgufWriter writer(context);
         writer.prepare(h, dir / "in.gguf");
         ck::OutputSet out(false);
         writer.begin(out);
