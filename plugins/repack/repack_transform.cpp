@@ -19,10 +19,6 @@ using kernels::RepackTarget;
 // figures do not depend on it), small enough that Ctrl-C is noticed within milliseconds.
 constexpr std::uint64_t piece_elements = std::uint64_t(1) << 20;
 
-std::string subject(const std::string& name) {
-    return "tensor '" + name + "'";
-}
-
 std::string_view format_of(RepackTarget target) {
     return target == RepackTarget::int8 ? ck::repack::int8_format : ck::repack::nf4_format;
 }
@@ -125,7 +121,7 @@ ModelHeader RepackTransform::plan(const ModelHeader& in) {
     for (const TensorInfo& t : out.tensors)
         if (!names.insert(t.name).second)
             throw Error("repacking would give two tensors this name", in.source, {},
-                        subject(t.name));
+                        support::tensor_subject(t.name));
     report_.finish_plan();
     return out;
 }

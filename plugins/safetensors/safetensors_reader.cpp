@@ -10,6 +10,7 @@
 #include "ck/conventions/repacked.hpp"
 #include "ck/error.hpp"
 #include "ck/support/byte_cursor.hpp"
+#include "ck/support/tensor_io.hpp"
 #include "metadata_json.hpp"
 #include "safetensors_format.hpp"
 
@@ -19,10 +20,6 @@ using nlohmann::ordered_json;
 namespace ckplugin::safetensors {
 using namespace ck;
 namespace {
-
-std::string tensor_subject(const std::string& name) {
-    return "tensor '" + name + "'";
-}
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
     std::string s = "[";
@@ -57,7 +54,7 @@ class HeaderChecker {
     }
 
     [[noreturn]] void fail_tensor(const std::string& name, const std::string& message) const {
-        throw Error(message, file_, offset_of(name), tensor_subject(name));
+        throw Error(message, file_, offset_of(name), support::tensor_subject(name));
     }
 
     ordered_json parse() const {
@@ -76,12 +73,12 @@ class HeaderChecker {
                 throw Error("two __metadata__ objects", file_, offset_of(key), "header");
             if (depth == 1)
                 throw Error("duplicate tensor name", file_, offset_of(key, true),
-                            tensor_subject(key));
+                            support::tensor_subject(key));
             if (top_key == metadata_key)
                 throw Error("duplicate __metadata__ entry", file_, offset_of(key, true),
                             "key '" + key + "'");
             throw Error("duplicate field '" + key + "'", file_, offset_of(top_key),
-                        tensor_subject(top_key));
+                        support::tensor_subject(top_key));
         };
         try {
             ordered_json header = ordered_json::parse(json_.begin(), json_.end(), callback);

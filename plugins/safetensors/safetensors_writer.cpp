@@ -24,10 +24,6 @@ namespace {
 // Hugging Face's library refuses headers longer than this.
 constexpr std::uint64_t reference_header_limit = 100'000'000;
 
-std::string subject(const std::string& name) {
-    return "tensor '" + name + "'";
-}
-
 fs::path output_path(const fs::path& destination, const ModelHeader& header) {
     return support::single_file_destination(destination, header.source, ".safetensors");
 }
@@ -46,7 +42,7 @@ std::vector<std::pair<std::string, std::string>> repacked_pairs(const ModelHeade
         const std::string& format = value.str();
         const std::string scales = name + std::string(repack::scales_suffix(format));
         if (auto problem = repack::check_pair(format, *codes, header.find_tensor(scales)))
-            throw Error(*problem, {}, {}, subject(name));
+            throw Error(*problem, {}, {}, support::tensor_subject(name));
         pairs.emplace_back(name, format);
     }
     return pairs;
@@ -107,23 +103,24 @@ void SafetensorsWriter::prepare(const ModelHeader& header, const fs::path& desti
     std::uint64_t offset = 0;
     for (const TensorInfo& t : header.tensors) {
         if (t.name == metadata_key)
-            throw Error("this name is reserved by safetensors", {}, {}, subject(t.name));
+            throw Error("this name is reserved by safetensors", {}, {},
+                        support::tensor_subject(t.name));
         if (invalid_utf8_at(t.name))
             throw Error("name is not UTF-8, which a safetensors header (JSON) cannot hold", {}, {},
-                        subject(t.name));
+                        support::tensor_subject(t.name));
         if (!names.insert(t.name).second)
-            throw Error("duplicate tensor name", {}, {}, subject(t.name));
+            throw Error("duplicate tensor name", {}, {}, support::tensor_subject(t.name));
         const Dtype* dtype = dtype_for(t.type);
         if (!dtype)
             throw Error("type " + std::string(type_name(t.type)) +
                             " has no safetensors dtype (F64, F32, F16, BF16, I64, I32, I16, I8, "
                             "U8); repack[to=int8] or dequant it first",
-                        {}, {}, subject(t.name));
+                        {}, {}, support::tensor_subject(t.name));
         const auto bytes = tensor_bytes(t.type, t.ne);
         if (!bytes || *bytes != t.nbytes)
             throw Error("byte size " + std::to_string(t.nbytes) + " does not match type " +
                             std::string(type_name(t.type)) + " and shape " + t.shape_string(),
-                        {}, {}, subject(t.name));
+                        {}, {}, support::tensor_subject(t.name));
         json[t.name] = {{"dtype", codes.count(t.name) ? "U8" : dtype->name},
                         {"shape", reversed(t.ne)},
                         {"data_offsets", {offset, offset + t.nbytes}}};
@@ -152,7 +149,8 @@ void SafetensorsWriter::begin(OutputSink& out) {
 
 void SafetensorsWriter::write(std::size_t index, const TensorView& tensor) {
     const auto& [name, bytes] = tensors_.at(index);
-    if (index != next_) throw Error("tensors must arrive in header order", {}, {}, subject(name));
+    if (index != next_)
+        throw Error("tensors must arrive in header order", {}, {}, support::tensor_subject(name));
     support::check_tensor_bytes(tensor, bytes, name);
     support::write_streaming(*file_, tensor);
     ++next_;

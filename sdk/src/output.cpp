@@ -146,22 +146,33 @@ OutputSet::~OutputSet() {
     if (!committed_) abort();
 }
 
-void OutputSet::check_target(const fs::path& final_path) const {
+namespace {
+
+// The file that writing `final_path` replaces (symbolic links followed), after checking that
+// it may be replaced: absent, or a regular file and overwriting is allowed.
+fs::path replaceable_target(const fs::path& final_path, bool overwrite) {
+    fs::path target = follow_links(final_path);
     std::error_code ec;
-    const fs::file_status status = fs::status(follow_links(final_path), ec);
-    if (status.type() == fs::file_type::not_found) return;
+    const fs::file_status status = fs::status(target, ec);
+    if (status.type() == fs::file_type::not_found) return target;
     if (status.type() != fs::file_type::regular)
         throw Error(std::string("output is ") + kind_of(status.type()) +
                         "; ckhost replaces only regular files (or writes through a symbolic "
                         "link to one)",
                     final_path.string());
-    if (!overwrite_)
+    if (!overwrite)
         throw Error("output file exists (use --force to overwrite)", final_path.string());
+    return target;
+}
+
+}  // namespace
+
+void OutputSet::check_target(const fs::path& final_path) const {
+    replaceable_target(final_path, overwrite_);
 }
 
 OutputFile& OutputSet::create(const fs::path& final_path) {
-    check_target(final_path);
-    const fs::path target = follow_links(final_path);
+    const fs::path target = replaceable_target(final_path, overwrite_);
     for (const auto& f : files_)
         if (f->final_path() == final_path || f->target_ == target)
             throw Error("output file written twice by one conversion", final_path.string());
