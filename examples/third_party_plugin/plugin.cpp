@@ -1,6 +1,6 @@
-// The npy plugin's descriptor: the one symbol ckhost looks up. CK_PLUGIN_DESCRIPTOR_HEAD fills
-// the fields ckhost checks before anything else (ABI version, struct size, flags, toolchain);
-// ckhost skips the library when they do not match the ckhost it runs in.
+// The npy plugin's descriptor: the one symbol ckhost looks up. ck::describe_plugin fills the
+// fields ckhost checks before anything else (ABI version, struct size, flags, toolchain) as this
+// file is compiled; ckhost skips the library when they do not match the ckhost it runs in.
 #include "ck/plugin.hpp"
 #include "npy_writer.hpp"
 
@@ -11,21 +11,14 @@ const ck_option_descriptor options[] = {
      "float type of dequantized tensors (integer and f64 tensors keep their own)"},
 };
 
-const ck_plugin_descriptor descriptor = {
-    CK_PLUGIN_DESCRIPTOR_HEAD(0),  // flags: none (the writer is not declared concurrent)
-    CK_STAGE_WRITER,
-    "npy",  // must equal the file name, npy.so
-    "1.0.0",
-    "NumPy: one .npy per tensor (dequantized to f32 or f16) and an index.json of names, shapes "
-    "and source types",
+const ck_plugin_descriptor descriptor = ck::describe_plugin(
+    {"npy",  // must equal the file name, npy.so
+     "1.0.0",
+     "NumPy: one .npy per tensor (dequantized to f32 or f16) and an index.json of names, shapes "
+     "and source types"},
     options,
-    sizeof options / sizeof options[0],
-    nullptr,  // probe: readers only
-    nullptr,
-    nullptr,
-    [](const ck::Options& o, ck::Context& c) -> ck::Writer* { return new npy::NpyWriter(o, c); },
-    ck::kernels::plugin_dequant_variant,
-};
+    {.create_writer = ck::writer_factory<npy::NpyWriter>,
+     .kernel_variant = ck::kernels::plugin_dequant_variant});
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +22,7 @@
 #include "batch_jobs.hpp"
 #include "child_process.hpp"
 #include "ck/context.hpp"
+#include "ck/enum_names.hpp"
 #include "ck/error.hpp"
 #include "exit_codes.hpp"
 #include "pipeline.hpp"
@@ -35,22 +37,12 @@ std::atomic<int> signals_received{0};
 
 enum class Status { pending, ok, skipped, failed, interrupted, not_run };
 
-const char* status_name(Status s) {
-    switch (s) {
-        case Status::pending:
-            return "pending";
-        case Status::ok:
-            return "ok";
-        case Status::skipped:
-            return "skipped";
-        case Status::failed:
-            return "failed";
-        case Status::interrupted:
-            return "interrupted";
-        case Status::not_run:
-            return "not_run";
-    }
-    return "?";
+// The names --json and the table print, in Status order.
+constexpr std::array<std::string_view, 6> status_names = {"pending", "ok",          "skipped",
+                                                          "failed",  "interrupted", "not_run"};
+
+std::string status_name(Status s) {
+    return std::string(ck::enum_name(status_names, s, "?"));
 }
 
 struct JobState {

@@ -31,7 +31,7 @@ std::vector<BatchJob> parse_text(std::string_view text, const std::string& sourc
             throw ck::usage_error(where + ": expected PIPELINE INPUT OUTPUT, found " +
                                   std::to_string(fields.size()) + " field" +
                                   (fields.size() == 1 ? "" : "s"));
-        jobs.push_back({fields[0], fields[1], fields[2], where});
+        jobs.push_back({{fields[0], fields[1], fields[2]}, where});
     }
     return jobs;
 }
@@ -59,8 +59,9 @@ std::vector<BatchJob> parse_json(std::string_view text, const std::string& sourc
         }
         for (const char* key : {"pipeline", "input", "output"})
             if (!item.contains(key)) throw ck::usage_error(where + ": missing '" + key + "'");
-        jobs.push_back({item["pipeline"].get<std::string>(), item["input"].get<std::string>(),
-                        item["output"].get<std::string>(), where});
+        jobs.push_back({{item["pipeline"].get<std::string>(), item["input"].get<std::string>(),
+                         item["output"].get<std::string>()},
+                        where});
     }
     return jobs;
 }

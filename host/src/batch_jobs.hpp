@@ -7,12 +7,11 @@
 #include <string_view>
 #include <vector>
 
+#include "conversion.hpp"
+
 namespace ckhost {
 
-struct BatchJob {
-    std::string pipeline;
-    std::filesystem::path input;
-    std::filesystem::path output;
+struct BatchJob : Conversion {
     std::string where;  // "jobs.txt:12" or "jobs.json: job 3", for messages
 };
 

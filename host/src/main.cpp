@@ -220,9 +220,7 @@ int convert_command(const std::vector<std::string>& args) {
 
     ckhost::PluginRegistry registry(to_paths(c.plugin_dirs));
     ckhost::Pipeline p(registry, pipeline);
-    ckhost::ConvertSettings settings{pipeline,
-                                     input,
-                                     output,
+    ckhost::ConvertSettings settings{{pipeline, input, output},
                                      dry_run,
                                      force,
                                      update,

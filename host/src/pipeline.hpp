@@ -10,15 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include "ck/stage.hpp"
+#include "conversion.hpp"
 #include "pipeline_spec.hpp"
 #include "plugin_registry.hpp"
 
 namespace ckhost {
 
-struct ConvertSettings {
-    std::string pipeline;
-    std::filesystem::path input;
-    std::filesystem::path output;
+struct ConvertSettings : Conversion {
     bool dry_run = false;
     bool force = false;
     // Skip when every output exists and is newer than the input; otherwise write, replacing

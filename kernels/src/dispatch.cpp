@@ -2,6 +2,7 @@
 // instruction the CPU lacks, so SIMD tables are only built after the CPU check.
 #include "ck/kernels/dequant.hpp"
 #include "simd_tables.hpp"
+#include "table_choice.hpp"
 
 namespace ck::kernels {
 namespace {
@@ -32,13 +33,11 @@ const DequantTable& dequant_table(Isa isa) {
 }
 
 const DequantTable& select_dequant_table(Isa limit) {
-    Isa best = best_supported_isa(cpu_features());
-    return dequant_table(limit < best ? limit : best);
+    return best_table(dequant_table, limit);
 }
 
 const DequantTable& plugin_dequant_table() {
-    static const DequantTable& table = select_dequant_table(selected_isa());
-    return table;
+    return plugin_table<DequantTable, dequant_table>();
 }
 
 const char* plugin_dequant_variant() {

@@ -11,8 +11,24 @@ namespace ckplugin::bump {
 using namespace ck;
 namespace {
 
-constexpr std::array<std::string_view, 10> dtype_names = {"FP32", "BF16", "FP16", "INT8", "INT4",
-                                                          "Q4_0", "Q4_K", "Q6_K", "Q8_0", "Q8_K"};
+// C-Kernel-Engine's dtype codes (the array index): the name bump.md gives each, the ggml type
+// with the same bytes (none for INT8/INT4, the runtime's own layouts), and whether the runtime
+// accepts the code for a weight.
+struct DtypeRow {
+    std::string_view name;
+    std::optional<GgmlType> ggml;
+    bool weight;
+};
+constexpr std::array<DtypeRow, 10> dtypes = {{{"FP32", GgmlType::f32, true},
+                                              {"BF16", GgmlType::bf16, false},
+                                              {"FP16", GgmlType::f16, false},
+                                              {"INT8", std::nullopt, false},
+                                              {"INT4", std::nullopt, false},
+                                              {"Q4_0", GgmlType::q4_0, false},
+                                              {"Q4_K", GgmlType::q4_k, true},
+                                              {"Q6_K", GgmlType::q6_k, true},
+                                              {"Q8_0", GgmlType::q8_0, false},
+                                              {"Q8_K", GgmlType::q8_k, false}}};
 
 template <class T>
 void store(std::array<std::byte, header_bytes>& out, std::size_t offset, T v) {
@@ -23,44 +39,20 @@ void store(std::array<std::byte, header_bytes>& out, std::size_t offset, T v) {
 }  // namespace
 
 std::string_view dtype_name(std::uint8_t code) noexcept {
-    return code < dtype_names.size() ? dtype_names[code] : std::string_view("unknown");
+    return code < dtypes.size() ? dtypes[code].name : std::string_view("unknown");
 }
 
 std::optional<std::uint32_t> ggml_type_of(std::uint8_t code) noexcept {
-    auto id = [](GgmlType t) { return static_cast<std::uint32_t>(t); };
-    switch (static_cast<Dtype>(code)) {
-        case Dtype::fp32:
-            return id(GgmlType::f32);
-        case Dtype::bf16:
-            return id(GgmlType::bf16);
-        case Dtype::fp16:
-            return id(GgmlType::f16);
-        case Dtype::q4_0:
-            return id(GgmlType::q4_0);
-        case Dtype::q4_k:
-            return id(GgmlType::q4_k);
-        case Dtype::q6_k:
-            return id(GgmlType::q6_k);
-        case Dtype::q8_0:
-            return id(GgmlType::q8_0);
-        case Dtype::q8_k:
-            return id(GgmlType::q8_k);
-        default:
-            return std::nullopt;  // INT8, INT4: C-Kernel-Engine's own layouts
-    }
+    if (code >= dtypes.size() || !dtypes[code].ggml) return std::nullopt;
+    return static_cast<std::uint32_t>(*dtypes[code].ggml);
 }
 
 std::optional<std::uint8_t> weight_dtype_of(std::uint32_t ggml_type) noexcept {
-    switch (static_cast<GgmlType>(ggml_type)) {
-        case GgmlType::f32:
-            return static_cast<std::uint8_t>(Dtype::fp32);
-        case GgmlType::q4_k:
-            return static_cast<std::uint8_t>(Dtype::q4_k);
-        case GgmlType::q6_k:
-            return static_cast<std::uint8_t>(Dtype::q6_k);
-        default:
-            return std::nullopt;
-    }
+    for (std::size_t code = 0; code < dtypes.size(); ++code)
+        if (dtypes[code].weight && dtypes[code].ggml &&
+            static_cast<std::uint32_t>(*dtypes[code].ggml) == ggml_type)
+            return static_cast<std::uint8_t>(code);
+    return std::nullopt;
 }
 
 std::array<std::byte, header_bytes> encode_header(const Header& h) {
@@ -106,7 +98,7 @@ Header decode_header(std::span<const std::byte, header_bytes> bytes) {
     return h;
 }
 
-bool has_magic(const unsigned char* head, std::size_t size) noexcept {
+bool has_magic(const unsigned char* head, std::size_t size, const char*) noexcept {
     return size >= magic.size() && std::memcmp(head, magic.data(), magic.size()) == 0;
 }
 

@@ -20,19 +20,10 @@ inline constexpr std::size_t reserved_offset = 0x60;
 inline constexpr std::uint64_t table_count_offset = 128;  // u32 N, then N dtype bytes
 inline constexpr std::uint64_t context_alignment = 16;
 
-// C-Kernel-Engine's CKDataType.
-enum class Dtype : std::uint8_t {
-    fp32 = 0,
-    bf16 = 1,
-    fp16 = 2,
-    int8 = 3,
-    int4 = 4,
-    q4_0 = 5,
-    q4_k = 6,
-    q6_k = 7,
-    q8_0 = 8,
-    q8_k = 9,
-};
+// C-Kernel-Engine's CKDataType: the code stored in the dtype table is the enumerator's position
+// (FP32 = 0 ... Q8_K = 9).
+enum class Dtype : std::uint8_t { fp32, bf16, fp16, int8, int4, q4_0, q4_k, q6_k, q8_0, q8_k };
+static_assert(static_cast<int>(Dtype::q8_k) == 9);
 
 // "FP32", "Q4_K", ... ; "unknown" past the table.
 std::string_view dtype_name(std::uint8_t code) noexcept;
@@ -62,7 +53,7 @@ struct Header {
 std::array<std::byte, header_bytes> encode_header(const Header& h);
 // Decodes without judging the values; the caller checks the magic with has_magic().
 Header decode_header(std::span<const std::byte, header_bytes> bytes);
-bool has_magic(const unsigned char* head, std::size_t size) noexcept;
+bool has_magic(const unsigned char* head, std::size_t size, const char* path = nullptr) noexcept;
 
 inline std::uint64_t align_up(std::uint64_t n, std::uint64_t alignment) {
     return (n + alignment - 1) / alignment * alignment;

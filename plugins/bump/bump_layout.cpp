@@ -1,6 +1,10 @@
 #include "bump_layout.hpp"
 
+#include <algorithm>
+#include <array>
+
 #include "bump_format.hpp"
+#include "ck/enum_names.hpp"
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/model.hpp"
@@ -54,63 +58,41 @@ std::vector<std::int64_t> slot_shape(SlotRole role, const Geometry& g) {
     return {};
 }
 
+// The slot names of bump.md, in SlotRole order.
+constexpr std::array<std::string_view, 18> role_names = {"token_emb",
+                                                         "pos_emb",
+                                                         "ln1_gamma",
+                                                         "ln2_gamma",
+                                                         "wq",
+                                                         "bq",
+                                                         "wk",
+                                                         "bk",
+                                                         "wv",
+                                                         "bv",
+                                                         "wo",
+                                                         "bo",
+                                                         "w1",
+                                                         "b1",
+                                                         "w2",
+                                                         "b2",
+                                                         "final_ln_weight",
+                                                         "final_ln_bias"};
+
 }  // namespace
 
 bool is_weight_role(SlotRole role) noexcept {
-    switch (role) {
-        case SlotRole::token_emb:
-        case SlotRole::wq:
-        case SlotRole::wk:
-        case SlotRole::wv:
-        case SlotRole::wo:
-        case SlotRole::w1:
-        case SlotRole::w2:
-            return true;
-        default:
-            return false;
-    }
+    constexpr std::array weights = {SlotRole::token_emb, SlotRole::wq, SlotRole::wk, SlotRole::wv,
+                                    SlotRole::wo,        SlotRole::w1, SlotRole::w2};
+    return std::find(weights.begin(), weights.end(), role) != weights.end();
 }
 
-const char* role_name(SlotRole role) noexcept {
-    switch (role) {
-        case SlotRole::token_emb:
-            return "token_emb";
-        case SlotRole::pos_emb:
-            return "pos_emb";
-        case SlotRole::ln1_gamma:
-            return "ln1_gamma";
-        case SlotRole::ln2_gamma:
-            return "ln2_gamma";
-        case SlotRole::wq:
-            return "wq";
-        case SlotRole::bq:
-            return "bq";
-        case SlotRole::wk:
-            return "wk";
-        case SlotRole::bk:
-            return "bk";
-        case SlotRole::wv:
-            return "wv";
-        case SlotRole::bv:
-            return "bv";
-        case SlotRole::wo:
-            return "wo";
-        case SlotRole::bo:
-            return "bo";
-        case SlotRole::w1:
-            return "w1";
-        case SlotRole::b1:
-            return "b1";
-        case SlotRole::w2:
-            return "w2";
-        case SlotRole::b2:
-            return "b2";
-        case SlotRole::final_ln_weight:
-            return "final_ln_weight";
-        case SlotRole::final_ln_bias:
-            return "final_ln_bias";
-    }
-    return "?";
+std::string_view role_name(SlotRole role) noexcept {
+    return enum_name(role_names, role, "?");
+}
+
+std::string slot_name(SlotRole role, int layer) {
+    return layer < 0 ? std::string(role_name(role))
+                     : "layer." + std::to_string(layer) + "." + std::string(role_name(role));
 }
 
 std::vector<std::pair<SlotRole, int>> slot_roles(std::uint32_t layers) {
@@ -137,8 +119,7 @@ std::vector<Slot> layout_slots(const Geometry& g, std::span<const std::uint32_t>
         Slot s;
         s.role = role;
         s.layer = layer;
-        s.name =
-            layer < 0 ? role_name(role) : "layer." + std::to_string(layer) + "." + role_name(role);
+        s.name = slot_name(role, layer);
         s.ne = slot_shape(role, g);
         s.ggml_type = ggml_types[i];
         auto bytes = tensor_bytes(s.ggml_type, s.ne);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ckplugin::bump {
@@ -45,7 +46,9 @@ enum class SlotRole {
 
 // The slots whose dtype may be F32, Q4_K or Q6_K; every other slot is FP32.
 bool is_weight_role(SlotRole role) noexcept;
-const char* role_name(SlotRole role) noexcept;
+std::string_view role_name(SlotRole role) noexcept;
+// "token_emb", "layer.3.wq": the slot's name in bump.md (layer -1 for the slots outside layers).
+std::string slot_name(SlotRole role, int layer);
 
 struct Slot {
     std::string name;  // "token_emb", "layer.3.wq", "final_ln_bias"

@@ -88,22 +88,23 @@ class TensorChecker {
     }
 
     void expect_weight_dtype(std::size_t index) const {
-        const TensorInfo& t = header_.tensors[index];
-        if (weight_dtype_of(t.type)) return;
-        throw Error("dtype " + type_string(t.type) +
-                        " cannot be stored in bump v3 (expected f32, q4_K or q6_K for weights); "
-                        "add a `dequant[to=f32]` stage before bump, e.g. --pipeline "
-                        "gguf:dequant[to=f32]:bump",
-                    {}, {}, tensor_subject(t.name));
+        if (!weight_dtype_of(at(index).type))
+            refuse_dtype(index,
+                         "cannot be stored in bump v3 (expected f32, q4_K or q6_K for "
+                         "weights); add a `dequant[to=f32]` stage before bump, e.g. "
+                         "--pipeline gguf:dequant[to=f32]:bump");
     }
 
     void expect_widenable_dtype(std::size_t index) const {
-        const TensorInfo& t = header_.tensors[index];
-        if (is_widenable(t.type)) return;
-        throw Error("dtype " + type_string(t.type) +
-                        " cannot be stored in an FP32 slot (expected f32, f16 or bf16 for norms "
-                        "and biases); add a `dequant[to=f32]` stage before bump",
-                    {}, {}, tensor_subject(t.name));
+        if (!is_widenable(at(index).type))
+            refuse_dtype(index,
+                         "cannot be stored in an FP32 slot (expected f32, f16 or bf16 for "
+                         "norms and biases); add a `dequant[to=f32]` stage before bump");
+    }
+
+    [[noreturn]] void refuse_dtype(std::size_t index, const std::string& why) const {
+        const TensorInfo& t = at(index);
+        throw Error("dtype " + type_string(t.type) + " " + why, {}, {}, tensor_subject(t.name));
     }
 
     const TensorInfo& at(std::size_t index) const { return header_.tensors[index]; }

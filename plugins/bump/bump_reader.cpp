@@ -86,12 +86,12 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> infer_kv_heads_and_ffn(
 ModelHeader BumpReader::open(const fs::path& path) {
     path_ = path;
     const std::string file = path.string();
-    mapping_ = MappedFile::open(path);
+    tensors_.open(path);
     read_header(file);
     const std::vector<std::uint32_t> types = read_dtype_table(file);
     check_head_geometry(file);
     const std::string geometry_source =
-        find_kv_heads_and_ffn(path, types, mapping_->size() - payload_start_);
+        find_kv_heads_and_ffn(path, types, tensors_.file().size() - payload_start_);
     lay_out_slots(types, geometry_source, file);
 
     ModelHeader out;
@@ -104,7 +104,7 @@ ModelHeader BumpReader::open(const fs::path& path) {
         t.type = slots_[i].ggml_type;
         t.ne = slots_[i].ne;
         t.nbytes = slots_[i].bytes;
-        t.source_offset = offsets_[i];
+        t.source_offset = tensors_.offset(i);
         out.tensors.push_back(std::move(t));
     }
     out.format_facts = format_facts(geometry_source);
@@ -112,8 +112,8 @@ ModelHeader BumpReader::open(const fs::path& path) {
 }
 
 void BumpReader::read_header(const std::string& file) {
-    const std::uint64_t size = mapping_->size();
-    const std::byte* data = mapping_->data();
+    const std::uint64_t size = tensors_.file().size();
+    const std::byte* data = tensors_.file().data();
     if (!has_magic(reinterpret_cast<const unsigned char*>(data), size))
         throw Error("not a bump file (magic is not BUMPWGT3)", file, 0);
     if (size < header_bytes + 4)
@@ -128,8 +128,8 @@ void BumpReader::read_header(const std::string& file) {
 
 std::vector<std::uint32_t> BumpReader::read_dtype_table(const std::string& file) {
     const Header& h = header_;
-    const std::uint64_t size = mapping_->size();
-    support::ByteCursor in(mapping_->data(), size, file);
+    const std::uint64_t size = tensors_.file().size();
+    support::ByteCursor in(tensors_.file().data(), size, file);
     in.seek(table_count_offset, "the dtype table");
     const std::uint64_t count = in.read<std::uint32_t>("the dtype table count");
     if (count != slot_count(h.num_layers))
@@ -146,11 +146,7 @@ std::vector<std::uint32_t> BumpReader::read_dtype_table(const std::string& file)
                     file, size);
 
     auto roles = slot_roles(h.num_layers);
-    auto role_slot_name = [&](std::size_t i) {
-        auto [role, layer] = roles[i];
-        return layer < 0 ? std::string(role_name(role))
-                         : "layer." + std::to_string(layer) + "." + role_name(role);
-    };
+    auto role_slot_name = [&](std::size_t i) { return slot_name(roles[i].first, roles[i].second); };
     dtype_table_.clear();
     std::vector<std::uint32_t> types;
     for (std::uint64_t i = 0; i < count; ++i) {
@@ -218,16 +214,15 @@ std::string BumpReader::find_kv_heads_and_ffn(const fs::path& path,
 
 void BumpReader::lay_out_slots(std::span<const std::uint32_t> types,
                                const std::string& geometry_source, const std::string& file) {
-    const std::uint64_t size = mapping_->size();
+    const std::uint64_t size = tensors_.file().size();
     try {
         slots_ = layout_slots(geometry_, types);
     } catch (const Error& e) {
         throw e.with_file(file);
     }
-    offsets_.clear();
     std::uint64_t offset = payload_start_;
     for (const Slot& s : slots_) {
-        offsets_.push_back(offset);
+        tensors_.add(offset, s.bytes);
         offset += s.bytes;
     }
     expected_size_ = offset;
@@ -273,15 +268,14 @@ std::vector<std::pair<std::string, std::string>> BumpReader::format_facts(
             {"checksum", hex(h.checksum)},
             {"dtype table", table},
             {"payload start", std::to_string(payload_start_)},
-            {"file size", std::to_string(mapping_->size())},
+            {"file size", std::to_string(tensors_.file().size())},
             {"num_kv_heads", std::to_string(geometry_.kv_heads) + " (" + geometry_source + ")"},
             {"intermediate_size", std::to_string(geometry_.ffn) + " (" + geometry_source + ")"},
             {"config.json", config_ ? config_path_.string() : std::string("absent")}};
 }
 
 TensorView BumpReader::tensor(std::size_t index) {
-    if (!mapping_ || index >= slots_.size()) throw Error("slot index out of range");
-    return mapping_->view(offsets_[index], slots_[index].bytes);
+    return tensors_.view(index);
 }
 
 void BumpReader::check_config_against_header() const {
@@ -310,8 +304,8 @@ void BumpReader::check_config_against_header() const {
 void BumpReader::verify() {
     const std::string file = path_.string();
     const Header& h = header_;
-    if (mapping_->size() != expected_size_)
-        throw Error(std::to_string(mapping_->size() - expected_size_) +
+    if (tensors_.file().size() != expected_size_)
+        throw Error(std::to_string(tensors_.file().size() - expected_size_) +
                         " bytes after the last slot (the file should be " +
                         std::to_string(expected_size_) + " bytes)",
                     file, expected_size_);

@@ -8,8 +8,8 @@
 
 #include "bump_format.hpp"
 #include "bump_layout.hpp"
-#include "ck/mapped_file.hpp"
 #include "ck/stage.hpp"
+#include "ck/support/mapped_tensors.hpp"
 #include "config_json.hpp"
 
 namespace ckplugin::bump {
@@ -48,14 +48,13 @@ class BumpReader final : public Reader {
 
     Context& context_;
     std::filesystem::path path_;
-    std::shared_ptr<const MappedFile> mapping_;
+    support::MappedTensors tensors_;  // the file and each slot's extent
     Header header_;
     std::vector<std::uint8_t> dtype_table_;
     std::optional<Config> config_;
     std::filesystem::path config_path_;
     Geometry geometry_;
     std::vector<Slot> slots_;
-    std::vector<std::uint64_t> offsets_;  // absolute file offset of each slot
     std::uint64_t payload_start_ = 0;
     std::uint64_t expected_size_ = 0;
 };

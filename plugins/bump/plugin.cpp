@@ -8,17 +8,7 @@
 
 namespace {
 
-bool probe(const unsigned char* head, std::size_t size, const char*) {
-    return ckplugin::bump::has_magic(head, size);
-}
-
-ck::Reader* create_reader(const ck::Options&, ck::Context& context) {
-    return new ckplugin::bump::BumpReader(context);
-}
-
-ck::Writer* create_writer(const ck::Options& options, ck::Context& context) {
-    return new ckplugin::bump::BumpWriter(options, context);
-}
+using namespace ckplugin::bump;
 
 const ck_option_descriptor options[] = {
     {"context", CK_STAGE_WRITER, nullptr, nullptr,
@@ -29,24 +19,15 @@ const ck_option_descriptor options[] = {
      "where to write config.json (default: beside the bump file)"},
 };
 
-const ck_plugin_descriptor descriptor = {
-    CK_PLUGIN_DESCRIPTOR_HEAD(0),  // flags 0: not declared safe for concurrent calls
-    CK_STAGE_READER | CK_STAGE_WRITER,
-    "bump",
-    "1.0.0",
-    "C-Kernel-Engine bump v3 weights (BUMPWGT3) + config.json: writer byte-identical to "
-    "convert_gguf_to_bump.py, reader with SHA-256 verify",
+const ck_plugin_descriptor descriptor = ck::describe_plugin(
+    {"bump", "1.0.0",
+     "C-Kernel-Engine bump v3 weights (BUMPWGT3) + config.json: writer byte-identical to "
+     "convert_gguf_to_bump.py, reader with SHA-256 verify"},
     options,
-    sizeof options / sizeof options[0],
-    probe,
-    create_reader,
-    nullptr,
-    create_writer,
-    nullptr,
-};
+    {.probe = has_magic,
+     .create_reader = ck::reader_factory<BumpReader>,
+     .create_writer = ck::writer_factory<BumpWriter>});
 
 }  // namespace
 
-CK_PLUGIN_EXPORT const ck_plugin_descriptor* ckhost_plugin_descriptor() {
-    return &descriptor;
-}
+CK_PLUGIN_ENTRY(descriptor)

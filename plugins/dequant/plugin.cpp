@@ -114,20 +114,12 @@ const ck_option_descriptor options[] = {
     ck::TensorFilter::skip_option(CK_STAGE_TRANSFORM),
 };
 
-const ck_plugin_descriptor descriptor = {
-    CK_PLUGIN_DESCRIPTOR_HEAD(0),  // flags 0: not declared safe for concurrent calls
-    CK_STAGE_TRANSFORM,
-    "dequant",
-    "1.0.0",
-    "dequantize tensors to f32, f16 or bf16 (bit-identical to ggml's to_float)",
+const ck_plugin_descriptor descriptor = ck::describe_plugin(
+    {"dequant", "1.0.0",
+     "dequantize tensors to f32, f16 or bf16 (bit-identical to ggml's to_float)"},
     options,
-    sizeof options / sizeof options[0],
-    nullptr,
-    nullptr,
-    [](const ck::Options& o, ck::Context&) -> ck::Transform* { return new Dequant(o); },
-    nullptr,
-    ck::kernels::plugin_dequant_variant,
-};
+    {.create_transform = ck::transform_factory<Dequant>,
+     .kernel_variant = ck::kernels::plugin_dequant_variant});
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/support/byte_cursor.hpp"
+#include "ck/support/mapped_tensors.hpp"
 #include "gguf_format.hpp"
 
 namespace fs = std::filesystem;
@@ -344,7 +345,7 @@ std::uint64_t data_section_start(const ByteCursor& in, std::uint64_t alignment,
 std::uint64_t place_tensors(const ByteCursor& in, std::vector<TensorInfo>& tensors,
                             const std::vector<OffsetField>& offsets, std::uint64_t alignment,
                             std::uint64_t data_start, std::uint64_t file_size,
-                            std::vector<std::pair<std::uint64_t, std::uint64_t>>& extents) {
+                            support::MappedTensors& extents) {
     std::uint64_t expected = 0;
     for (std::uint64_t i = 0; i < tensors.size(); ++i) {
         TensorInfo& t = tensors[i];
@@ -367,7 +368,7 @@ std::uint64_t place_tensors(const ByteCursor& in, std::vector<TensorInfo>& tenso
                         std::to_string(file_size) + " bytes)",
                     offsets[i].at, subject);
         t.source_offset = start;
-        extents.emplace_back(start, t.nbytes);
+        extents.add(start, t.nbytes);
         expected = off + align_up(t.nbytes, alignment);
     }
     return expected;
@@ -375,7 +376,7 @@ std::uint64_t place_tensors(const ByteCursor& in, std::vector<TensorInfo>& tenso
 
 }  // namespace
 
-bool looks_like_gguf(const unsigned char* head, std::size_t size) {
+bool looks_like_gguf(const unsigned char* head, std::size_t size, const char*) {
     return size >= 4 && std::memcmp(head, magic.data(), 4) == 0;
 }
 
@@ -386,9 +387,8 @@ ModelHeader GgufReader::open(const fs::path& path) {
     if (ec) throw Error("cannot open: " + ec.message(), file);
     if (file_size == 0) throw Error("empty file (0 bytes): not a GGUF model", file, 0, "magic");
 
-    auto mapping = MappedFile::open(path);
-    mapping_ = mapping;
-    ByteCursor in(mapping->data(), mapping->size(), file);
+    const MappedFile& mapping = tensors_.open(path);
+    ByteCursor in(mapping.data(), mapping.size(), file);
 
     check_magic(in, file_size);
     const std::uint32_t version = check_version(in);
@@ -399,15 +399,14 @@ ModelHeader GgufReader::open(const fs::path& path) {
     header.source = file;
     header.format = "gguf";
     const std::uint64_t alignment_key_pos =
-        read_metadata(in, n_kv, header.metadata, mapping_, context_);
+        read_metadata(in, n_kv, header.metadata, tensors_.shared_file(), context_);
     const std::uint64_t alignment = alignment_of(header.metadata, in, alignment_key_pos);
     refuse_lone_shard(header.metadata, file);
 
     const std::vector<OffsetField> offsets = read_tensor_infos(in, n_tensors, header.tensors);
     data_start_ = data_section_start(in, alignment, n_tensors, file_size);
-    extents_.clear();
     const std::uint64_t data_bytes =
-        place_tensors(in, header.tensors, offsets, alignment, data_start_, file_size, extents_);
+        place_tensors(in, header.tensors, offsets, alignment, data_start_, file_size, tensors_);
 
     header.format_facts = {{"version", std::to_string(version)},
                            {"alignment", std::to_string(alignment)},
@@ -420,9 +419,7 @@ ModelHeader GgufReader::open(const fs::path& path) {
 }
 
 TensorView GgufReader::tensor(std::size_t index) {
-    if (!mapping_ || index >= extents_.size()) throw Error("tensor index out of range");
-    auto [offset, size] = extents_[index];
-    return mapping_->view(offset, size);
+    return tensors_.view(index);
 }
 
 }  // namespace ckplugin::gguf

@@ -4,8 +4,8 @@
 
 #include <memory>
 
-#include "ck/mapped_file.hpp"
 #include "ck/stage.hpp"
+#include "ck/support/mapped_tensors.hpp"
 
 namespace ckplugin::gguf {
 using namespace ck;
@@ -20,11 +20,11 @@ class GgufReader final : public Reader {
 
   private:
     Context& context_;
-    std::shared_ptr<const MappedFile> mapping_;
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> extents_;  // absolute offset, bytes
+    support::MappedTensors tensors_;
     std::uint64_t data_start_ = 0;
 };
 
-bool looks_like_gguf(const unsigned char* head, std::size_t size);
+// Does the file start with the GGUF magic? (The descriptor's probe; `path` is not used.)
+bool looks_like_gguf(const unsigned char* head, std::size_t size, const char* path = nullptr);
 
 }  // namespace ckplugin::gguf

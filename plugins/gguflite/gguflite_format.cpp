@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "ck/enum_names.hpp"
+
 namespace ckplugin::gguflite {
 namespace {
 
@@ -12,19 +14,15 @@ constexpr std::array<std::string_view, dtype_count> scheme_names = {"f32", "f16"
 }  // namespace
 
 std::string_view dtype_name(Dtype d) noexcept {
-    auto i = static_cast<std::size_t>(d);
-    return i < dtype_names.size() ? dtype_names[i] : "invalid";
+    return ck::enum_name(dtype_names, d);
 }
 
 std::string_view scheme_name(Dtype d) noexcept {
-    auto i = static_cast<std::size_t>(d);
-    return i < scheme_names.size() ? scheme_names[i] : "invalid";
+    return ck::enum_name(scheme_names, d);
 }
 
 std::optional<Dtype> dtype_from_scheme(std::string_view scheme) noexcept {
-    for (std::size_t i = 0; i < scheme_names.size(); ++i)
-        if (scheme_names[i] == scheme) return static_cast<Dtype>(i);
-    return std::nullopt;
+    return ck::enum_from_name<Dtype>(scheme_names, scheme);
 }
 
 std::optional<std::uint64_t> element_count(std::span<const std::uint32_t> dims) noexcept {

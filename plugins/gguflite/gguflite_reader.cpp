@@ -224,7 +224,7 @@ std::vector<std::pair<std::string, std::string>> format_facts(
 
 }  // namespace
 
-bool looks_like_gguflite(const unsigned char* head, std::size_t size) {
+bool looks_like_gguflite(const unsigned char* head, std::size_t size, const char*) {
     if (size < 4) return false;
     ByteCursor in(reinterpret_cast<const std::byte*>(head), size, {});
     return in.read<std::uint32_t>("the magic") == magic;

@@ -50,6 +50,6 @@ class GgufLiteReader final : public Reader {
     std::uint64_t metadata_bytes_ = 0;
 };
 
-bool looks_like_gguflite(const unsigned char* head, std::size_t size);
+bool looks_like_gguflite(const unsigned char* head, std::size_t size, const char* path = nullptr);
 
 }  // namespace ckplugin::gguflite

@@ -44,10 +44,9 @@ std::span<const std::byte> as_bytes_of(const void* data, std::size_t size) {
 
 }  // namespace
 
-GgufLiteWriter::GgufLiteWriter(const Options& options, Context& context,
-                               const kernels::DequantTable& table)
+GgufLiteWriter::GgufLiteWriter(const Options& options, Context& context)
     : context_(context),
-      kernels_(table),
+      kernels_(kernels::plugin_dequant_table()),
       rules_(options),
       report_(options.get_bool("report", false)) {}
 

@@ -19,7 +19,8 @@ using namespace ck;
 class GgufLiteWriter final : public Writer {
   public:
     // Options: scheme=, keep=, schemes=FILE, report (see README.md). Usage errors surface here.
-    GgufLiteWriter(const Options& options, Context& context, const kernels::DequantTable& table);
+    // Dequantizes with the plugin's kernel table (the best this CPU runs, or what --isa allows).
+    GgufLiteWriter(const Options& options, Context& context);
     ~GgufLiteWriter() override;
 
     void prepare(const ModelHeader& header, const std::filesystem::path& destination) override;

@@ -32,15 +32,33 @@ float from_f64(const std::byte* p, std::uint64_t& inexact) {
     return f;
 }
 
+// The converter for one element of a non-float source type (chosen once per tensor).
+SourceValues::ElementFn element_converter(std::uint32_t type) {
+    switch (static_cast<GgmlType>(type)) {
+        case GgmlType::i8:
+            return from_int<std::int8_t>;
+        case GgmlType::i16:
+            return from_int<std::int16_t>;
+        case GgmlType::i32:
+            return from_int<std::int32_t>;
+        case GgmlType::i64:
+            return from_int<std::int64_t>;
+        default:
+            return from_f64;
+    }
+}
+
 }  // namespace
 
 SourceValues::SourceValues(const TensorPlan& plan, std::span<const std::byte> bytes,
                            const kernels::DequantTable& table)
-    : plan_(plan), bytes_(bytes) {
+    : bytes_(bytes) {
     const TypeInfo& info = *find_type(plan.source_type);
     block_size_ = info.block_size;
     block_bytes_ = info.block_bytes;
-    if (plan.source != Source::convert_int) {
+    if (plan.source == Source::convert_int) {
+        convert_ = element_converter(plan.source_type);
+    } else {
         dequant_ = table.fn[plan.source_type];
         if (!dequant_)
             throw Error("no dequantization kernel for type " + std::string(info.name), {}, {},
@@ -60,24 +78,7 @@ void SourceValues::read(std::uint64_t first, std::uint64_t n, float* out) {
         dequant_(src, out, n);
         return;
     }
-    for (std::uint64_t i = 0; i < n; ++i, src += block_bytes_) {
-        switch (static_cast<GgmlType>(plan_.source_type)) {
-            case GgmlType::i8:
-                out[i] = from_int<std::int8_t>(src, inexact_);
-                break;
-            case GgmlType::i16:
-                out[i] = from_int<std::int16_t>(src, inexact_);
-                break;
-            case GgmlType::i32:
-                out[i] = from_int<std::int32_t>(src, inexact_);
-                break;
-            case GgmlType::i64:
-                out[i] = from_int<std::int64_t>(src, inexact_);
-                break;
-            default:
-                out[i] = from_f64(src, inexact_);
-        }
-    }
+    for (std::uint64_t i = 0; i < n; ++i, src += block_bytes_) out[i] = convert_(src, inexact_);
 }
 
 }  // namespace ckplugin::gguflite

@@ -17,6 +17,9 @@ using namespace ck;
 
 class SourceValues {
   public:
+    // Converts one element at `p` to float, counting it in `inexact` when float cannot hold it.
+    using ElementFn = float (*)(const std::byte* p, std::uint64_t& inexact);
+
     SourceValues(const TensorPlan& plan, std::span<const std::byte> bytes,
                  const kernels::DequantTable& table);
 
@@ -31,9 +34,9 @@ class SourceValues {
     std::uint64_t inexact() const noexcept { return inexact_; }
 
   private:
-    const TensorPlan& plan_;
     std::span<const std::byte> bytes_;
-    kernels::DequantFn dequant_ = nullptr;
+    kernels::DequantFn dequant_ = nullptr;  // float and quantized sources
+    ElementFn convert_ = nullptr;           // integer and f64 sources, element by element
     std::uint64_t block_size_ = 1, block_bytes_ = 4;
     std::uint64_t inexact_ = 0;
 };

@@ -108,27 +108,17 @@ const ck_option_descriptor options[] = {
     ck::TensorFilter::skip_option(CK_STAGE_TRANSFORM),
 };
 
+// The reference quantizers have no vectorized variants: always the portable code.
 const char* kernel_variant() {
     return "scalar";
 }
 
-const ck_plugin_descriptor descriptor = {
-    CK_PLUGIN_DESCRIPTOR_HEAD(0),  // flags 0: not declared safe for concurrent calls
-    CK_STAGE_TRANSFORM,
-    "quantize",
-    "1.0.0",
-    "quantize float tensors to q8_0 or q4_0 (bit-identical to ggml's reference quantizers)",
+const ck_plugin_descriptor descriptor = ck::describe_plugin(
+    {"quantize", "1.0.0",
+     "quantize float tensors to q8_0 or q4_0 (bit-identical to ggml's reference quantizers)"},
     options,
-    sizeof options / sizeof options[0],
-    nullptr,
-    nullptr,
-    [](const ck::Options& o, ck::Context& c) -> ck::Transform* { return new Quantize(o, c); },
-    nullptr,
-    kernel_variant,
-};
+    {.create_transform = ck::transform_factory<Quantize>, .kernel_variant = kernel_variant});
 
 }  // namespace
 
-CK_PLUGIN_EXPORT const ck_plugin_descriptor* ckhost_plugin_descriptor() {
-    return &descriptor;
-}
+CK_PLUGIN_ENTRY(descriptor)

@@ -16,23 +16,13 @@ const ck_option_descriptor options[] = {
     ck::TensorFilter::skip_option(CK_STAGE_TRANSFORM),
 };
 
-const ck_plugin_descriptor descriptor = {
-    CK_PLUGIN_DESCRIPTOR_HEAD(0),  // flags 0: not declared safe for concurrent calls
-    CK_STAGE_TRANSFORM,
-    "repack",
-    "1.0.0",
-    "repack Q8_0/Q4_K/Q5_K/Q6_K/float weights to web-rwkv Int8 and Q4_0/float weights to NF4, "
-    "block by block, with an accuracy report",
+const ck_plugin_descriptor descriptor = ck::describe_plugin(
+    {"repack", "1.0.0",
+     "repack Q8_0/Q4_K/Q5_K/Q6_K/float weights to web-rwkv Int8 and Q4_0/float weights to NF4, "
+     "block by block, with an accuracy report"},
     options,
-    sizeof options / sizeof options[0],
-    nullptr,
-    nullptr,
-    [](const ck::Options& o, ck::Context& c) -> ck::Transform* {
-        return new ckplugin::repack::RepackTransform(o, c, ck::kernels::plugin_repack_table());
-    },
-    nullptr,
-    ck::kernels::plugin_repack_variant,
-};
+    {.create_transform = ck::transform_factory<ckplugin::repack::RepackTransform>,
+     .kernel_variant = ck::kernels::plugin_repack_variant});
 
 }  // namespace
 

@@ -38,14 +38,13 @@ std::string sources_of(const kernels::RepackTable& table, RepackTarget target) {
 
 }  // namespace
 
-RepackTransform::RepackTransform(const Options& options, Context& context,
-                                 const kernels::RepackTable& kernels)
+RepackTransform::RepackTransform(const Options& options, Context& context)
     : target_(options.get("to", "int8") == "nf4" ? RepackTarget::nf4 : RepackTarget::int8),
       filter_(options),
       context_(context),
-      kernels_(kernels),
+      kernels_(kernels::plugin_repack_table()),
       report_(context, target_ == RepackTarget::int8 ? "int8" : "nf4",
-              std::string(isa_name(kernels.isa))) {}
+              std::string(isa_name(kernels_.isa))) {}
 
 std::optional<SkipReason> RepackTransform::reason_to_skip(const TensorInfo& t,
                                                           const ModelHeader& in) const {

@@ -18,7 +18,8 @@ using namespace ck;
 
 class RepackTransform final : public Transform {
   public:
-    RepackTransform(const Options& options, Context& context, const kernels::RepackTable& kernels);
+    // Repacks with the plugin's kernel table (the best this CPU runs, or what --isa allows).
+    RepackTransform(const Options& options, Context& context);
     ModelHeader plan(const ModelHeader& in) override;
     TensorView apply(std::size_t index, const Upstream& upstream) override;
 

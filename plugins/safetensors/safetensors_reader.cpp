@@ -10,6 +10,7 @@
 #include "ck/conventions/repacked.hpp"
 #include "ck/error.hpp"
 #include "ck/support/byte_cursor.hpp"
+#include "ck/support/mapped_tensors.hpp"
 #include "ck/support/tensor_io.hpp"
 #include "metadata_json.hpp"
 #include "safetensors_format.hpp"
@@ -222,9 +223,9 @@ ordered_json gguf_types(const ordered_json& meta, const HeaderChecker& checker,
 }
 
 // The tensor directory in JSON order, with each tensor's absolute extent.
-std::vector<TensorInfo> tensor_directory(
-    const std::vector<Entry>& entries, std::uint64_t data_start,
-    std::vector<std::pair<std::uint64_t, std::uint64_t>>& extents) {
+std::vector<TensorInfo> tensor_directory(const std::vector<Entry>& entries,
+                                         std::uint64_t data_start,
+                                         support::MappedTensors& extents) {
     std::vector<TensorInfo> tensors;
     for (const Entry& e : entries) {
         TensorInfo t;
@@ -233,7 +234,7 @@ std::vector<TensorInfo> tensor_directory(
         t.ne = reversed(e.shape);
         t.nbytes = e.end - e.begin;
         t.source_offset = data_start + e.begin;
-        extents.emplace_back(t.source_offset, t.nbytes);
+        extents.add(t.source_offset, t.nbytes);
         tensors.push_back(std::move(t));
     }
     return tensors;
@@ -313,8 +314,8 @@ ModelHeader SafetensorsReader::open(const fs::path& path) {
         throw Error("file is " + std::to_string(file_size) +
                         " bytes; a safetensors file starts with an 8-byte header length",
                     file_, 0, "header length");
-    mapping_ = MappedFile::open(file_);
-    support::ByteCursor in(mapping_->data(), mapping_->size(), file_);
+    const MappedFile& mapping = tensors_.open(file_);
+    support::ByteCursor in(mapping.data(), mapping.size(), file_);
     const auto header_size = in.read<std::uint64_t>("the header length", "header length");
     if (header_size > file_size - 8)
         throw Error("header of " + std::to_string(header_size) +
@@ -323,7 +324,7 @@ ModelHeader SafetensorsReader::open(const fs::path& path) {
                     file_, 0, "header length");
     data_start_ = 8 + header_size;
     const std::uint64_t data_size = file_size - data_start_;
-    HeaderChecker checker(file_, mapping_->data() + 8, header_size, data_size);
+    HeaderChecker checker(file_, mapping.data() + 8, header_size, data_size);
     const ordered_json json = checker.parse();
 
     std::vector<Entry> entries;
@@ -334,8 +335,7 @@ ModelHeader SafetensorsReader::open(const fs::path& path) {
     ModelHeader header;
     header.source = file_;
     header.format = "safetensors";
-    extents_.clear();
-    header.tensors = tensor_directory(entries, data_start_, extents_);
+    header.tensors = tensor_directory(entries, data_start_, tensors_);
     header.format_facts = {{"header bytes", std::to_string(header_size)},
                            {"data start", std::to_string(data_start_)},
                            {"file size", std::to_string(file_size)}};
@@ -347,9 +347,7 @@ ModelHeader SafetensorsReader::open(const fs::path& path) {
 }
 
 TensorView SafetensorsReader::tensor(std::size_t index) {
-    if (!mapping_ || index >= extents_.size()) throw Error("tensor index out of range", file_);
-    const auto [offset, size] = extents_[index];
-    return mapping_->view(offset, size);
+    return tensors_.view(index);
 }
 
 void SafetensorsReader::verify() {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "ck/mapped_file.hpp"
 #include "ck/stage.hpp"
+#include "ck/support/mapped_tensors.hpp"
 
 namespace ckplugin::safetensors {
 using namespace ck;
@@ -24,8 +24,7 @@ class SafetensorsReader final : public Reader {
   private:
     Context& context_;
     std::string file_;
-    std::shared_ptr<const MappedFile> mapping_;
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> extents_;  // absolute offset, bytes
+    support::MappedTensors tensors_;
     std::vector<std::string> unindexed_;  // gaps and trailing bytes, for verify()
     std::uint64_t data_start_ = 0;
 };

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 
+#include "ck/enum_names.hpp"
 #include "ck/error.hpp"
 
 namespace ck {
@@ -100,14 +101,11 @@ std::string scalar_text(ValueType t, std::uint64_t raw) {
 }  // namespace
 
 std::string_view value_type_name(ValueType t) noexcept {
-    auto i = static_cast<std::uint32_t>(t);
-    return i < type_names.size() ? type_names[i] : "invalid";
+    return enum_name(type_names, t);
 }
 
 std::optional<ValueType> value_type_from_name(std::string_view name) noexcept {
-    for (std::size_t i = 0; i < type_names.size(); ++i)
-        if (type_names[i] == name) return static_cast<ValueType>(i);
-    return std::nullopt;
+    return enum_from_name<ValueType>(type_names, name);
 }
 
 std::size_t value_type_size(ValueType t) noexcept {

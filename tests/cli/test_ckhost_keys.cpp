@@ -69,4 +69,30 @@ BOOST_AUTO_TEST_CASE(writers_that_understand_a_key_accept_it) {
     BOOST_TEST(cktest::files_equal(sample(), out / "same.gguf"));
 }
 
+// A key can also arrive with the input: a safetensors file of repacked weights carries its
+// pairs in __metadata__, which the reader turns back into ckhost.repack.* keys. Converting it
+// to GGUF would write the u8 codes as plain i8 tensors; the message says where the key came
+// from and names the input file.
+BOOST_AUTO_TEST_CASE(keys_read_from_the_input_are_refused_too) {
+    cktest::TempDir out;
+    const fs::path repacked = out / "r.safetensors";
+    auto r = cktest::run_ckhost({"--quiet", "--pipeline", "gguf:repack[to=int8]:safetensors", "-i",
+                                 sample(), "-o", repacked.string()});
+    BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    for (const char* pipeline : {"safetensors:gguf", "safetensors:gguflite"}) {
+        const fs::path target = out / "back.out";
+        r = cktest::run_ckhost(
+            {"--pipeline", pipeline, "-i", repacked.string(), "-o", target.string()});
+        BOOST_TEST(r.exit_code == 1, pipeline << ": " << r.err);
+        BOOST_TEST(contains(r.err, repacked.string() + ": key 'ckhost.repack."), r.err);
+        BOOST_TEST(contains(r.err, "read from the input"), r.err);
+        BOOST_TEST(contains(r.err, "writers that accept it: safetensors"), r.err);
+        BOOST_TEST(!fs::exists(target));
+    }
+    // The writer that understands the key takes the file back unchanged in meaning.
+    r = cktest::run_ckhost({"--pipeline", "safetensors:safetensors", "-i", repacked.string(), "-o",
+                            (out / "again.safetensors").string()});
+    BOOST_TEST(r.exit_code == 0, r.err);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

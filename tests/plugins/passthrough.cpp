@@ -14,23 +14,10 @@ class Passthrough final : public ck::Transform {
     }
 };
 
-const ck_plugin_descriptor descriptor = {
-    CK_PLUGIN_DESCRIPTOR_HEAD(CK_PLUGIN_FLAG_CONCURRENT),
-    CK_STAGE_TRANSFORM,
-    "passthrough",
-    "0.0.1",
-    "test-only stateless pass-through transform, declared concurrent",
-    nullptr,
-    0,
-    nullptr,
-    nullptr,
-    [](const ck::Options&, ck::Context&) -> ck::Transform* { return new Passthrough; },
-    nullptr,
-    nullptr,
-};
+const ck_plugin_descriptor descriptor = ck::describe_plugin(
+    {"passthrough", "0.0.1", "test-only stateless pass-through transform, declared concurrent"},
+    {.create_transform = ck::transform_factory<Passthrough>, .flags = CK_PLUGIN_FLAG_CONCURRENT});
 
 }  // namespace
 
-CK_PLUGIN_EXPORT const ck_plugin_descriptor* ckhost_plugin_descriptor() {
-    return &descriptor;
-}
+CK_PLUGIN_ENTRY(descriptor)

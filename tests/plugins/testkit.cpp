@@ -74,23 +74,10 @@ const ck_option_descriptor options[] = {
     {"report", CK_STAGE_TRANSFORM, nullptr, "garbage|valid", "report a JSON value from plan()"},
 };
 
-const ck_plugin_descriptor descriptor = {
-    CK_PLUGIN_DESCRIPTOR_HEAD(0),  // flags 0: not declared safe for concurrent calls
-    CK_STAGE_TRANSFORM,
-    "testkit",
-    "0.0.1",
-    "test-only pass-through transform",
-    options,
-    sizeof options / sizeof options[0],
-    nullptr,
-    nullptr,
-    [](const ck::Options& o, ck::Context& c) -> ck::Transform* { return new Testkit(o, c); },
-    nullptr,
-    nullptr,
-};
+const ck_plugin_descriptor descriptor =
+    ck::describe_plugin({"testkit", "0.0.1", "test-only pass-through transform"}, options,
+                        {.create_transform = ck::transform_factory<Testkit>});
 
 }  // namespace
 
-CK_PLUGIN_EXPORT const ck_plugin_descriptor* ckhost_plugin_descriptor() {
-    return &descriptor;
-}
+CK_PLUGIN_ENTRY(descriptor)

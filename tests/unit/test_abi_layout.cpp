@@ -23,6 +23,7 @@
 #include "ck/options.hpp"
 #include "ck/output.hpp"
 #include "ck/plugin.hpp"
+#include "ck/stage.hpp"
 
 namespace {
 
@@ -147,6 +148,53 @@ BOOST_AUTO_TEST_CASE(every_type_a_plugin_sees_has_its_pinned_layout) {
         "ABI");
     (void)pinned;
 #endif
+}
+
+// ck::describe_plugin writes the head the host checks, and derives the stage kinds from the
+// entry points given, so a descriptor cannot claim a stage it cannot create.
+class DescribedWriter final : public ck::Writer {
+  public:
+    explicit DescribedWriter(ck::Context&) {}
+    void prepare(const ck::ModelHeader&, const std::filesystem::path&) override {}
+    std::vector<std::filesystem::path> outputs() const override { return {}; }
+    void begin(ck::OutputSink&) override {}
+    void write(std::size_t, const ck::TensorView&) override {}
+    void finish() override {}
+};
+
+const ck_option_descriptor described_options[] = {
+    {"a", CK_STAGE_WRITER, nullptr, nullptr, "first"},
+    {"b", CK_STAGE_WRITER, nullptr, nullptr, "second"},
+};
+
+BOOST_AUTO_TEST_CASE(describe_plugin_fills_the_head_and_derives_the_stage_kinds) {
+    constexpr ck_plugin_descriptor d = ck::describe_plugin(
+        {"described", "1.2.3", "a test descriptor"}, described_options,
+        {.create_writer = ck::writer_factory<DescribedWriter>, .flags = CK_PLUGIN_FLAG_CONCURRENT});
+    BOOST_TEST(d.abi_version == CK_PLUGIN_ABI_VERSION);
+    BOOST_TEST(d.struct_size == sizeof(ck_plugin_descriptor));
+    BOOST_TEST(d.flags == CK_PLUGIN_FLAG_CONCURRENT);
+    const ck_plugin_toolchain here = CK_PLUGIN_TOOLCHAIN;
+    BOOST_TEST(d.toolchain.stdlib == here.stdlib);
+    BOOST_TEST(d.toolchain.stdlib_abi == here.stdlib_abi);
+    BOOST_TEST(d.toolchain.compiler_major == here.compiler_major);
+    BOOST_TEST(d.stages == CK_STAGE_WRITER);
+    BOOST_TEST(std::string(d.name) == "described");
+    BOOST_TEST(d.option_count == 2u);
+    BOOST_TEST(d.options == described_options);
+    BOOST_TEST(!d.probe);
+    BOOST_TEST(!d.create_reader);
+    BOOST_TEST(!d.create_transform);
+    BOOST_TEST(!d.kernel_variant);
+
+    ck::RecordingContext context;
+    std::unique_ptr<ck::Writer> writer(d.create_writer(ck::Options(), context));
+    BOOST_TEST(dynamic_cast<DescribedWriter*>(writer.get()) != nullptr);
+
+    constexpr ck_plugin_descriptor none = ck::describe_plugin({"bare", "0", "no options"}, {});
+    BOOST_TEST(none.stages == 0u);
+    BOOST_TEST(none.option_count == 0u);
+    BOOST_TEST(none.flags == 0u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

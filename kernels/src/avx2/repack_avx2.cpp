@@ -282,11 +282,7 @@ struct Avx2Kernels {
 void q8_0_to_int8(const std::byte* source, std::size_t n, std::uint8_t* codes,
                   std::uint16_t* scales, RepackError& error) {
     alignas(32) float buffer[slice_elements];
-    for (std::size_t done = 0; done < n; done += slice_elements) {
-        const std::size_t count = n - done < slice_elements ? n - done : slice_elements;
-        const std::byte* blocks = source + done / 32 * 34;
-        alignas(32) float d[32];
-        block_scales(blocks, count / 32, 34, d);
+    auto slice = [&](const std::byte* blocks, const float* d, std::size_t done, std::size_t count) {
         auto values = [&](std::size_t b, int r) {
             const std::byte* block = blocks + (4 * b + r / 4) * 34;
             const __m128i q =
@@ -297,7 +293,8 @@ void q8_0_to_int8(const std::byte* source, std::size_t n, std::uint8_t* codes,
         };
         int8_slice(values, buffer, count / int8_block_elements, codes + done,
                    scales + scale_count(RepackTarget::int8, done), error);
-    }
+    };
+    for_each_block_slice<34>(source, n, block_scales, slice);
 }
 
 // Q4_0 (d, qs[16]): byte j holds element j (low nibble) and j + 16 (high), y = (nibble - 8) * d;
@@ -305,11 +302,7 @@ void q8_0_to_int8(const std::byte* source, std::size_t n, std::uint8_t* codes,
 void q4_0_to_nf4(const std::byte* source, std::size_t n, std::uint8_t* codes, std::uint16_t* scales,
                  RepackError& error) {
     alignas(32) float buffer[slice_elements];
-    for (std::size_t done = 0; done < n; done += slice_elements) {
-        const std::size_t count = n - done < slice_elements ? n - done : slice_elements;
-        const std::byte* blocks = source + done / 32 * 18;
-        alignas(32) float d[32];
-        block_scales(blocks, count / 32, 18, d);
+    auto slice = [&](const std::byte* blocks, const float* d, std::size_t done, std::size_t count) {
         auto values = [&](std::size_t b, int r) {
             // Register r: Q4_0 block 2b + r/4; elements 0-7, 8-15 (low nibbles), 16-23, 24-31.
             const std::byte* block = blocks + (2 * b + r / 4) * 18;
@@ -322,7 +315,8 @@ void q4_0_to_nf4(const std::byte* source, std::size_t n, std::uint8_t* codes, st
         };
         nf4_slice(values, buffer, count / nf4_block_elements, codes + done / 2,
                   scales + scale_count(RepackTarget::nf4, done), error);
-    }
+    };
+    for_each_block_slice<18>(source, n, block_scales, slice);
 }
 
 }  // namespace

@@ -273,11 +273,7 @@ struct Avx512Kernels {
 void q8_0_to_int8(const std::byte* source, std::size_t n, std::uint8_t* codes,
                   std::uint16_t* scales, RepackError& error) {
     alignas(64) float buffer[slice_elements];
-    for (std::size_t done = 0; done < n; done += slice_elements) {
-        const std::size_t count = n - done < slice_elements ? n - done : slice_elements;
-        const std::byte* blocks = source + done / 32 * 34;
-        alignas(64) float d[32];
-        block_scales(blocks, count / 32, 34, d);
+    auto slice = [&](const std::byte* blocks, const float* d, std::size_t done, std::size_t count) {
         auto values = [&](std::size_t b, int r) {
             const std::byte* block = blocks + (4 * b + r / 2) * 34;
             const __m128i q =
@@ -289,7 +285,8 @@ void q8_0_to_int8(const std::byte* source, std::size_t n, std::uint8_t* codes,
         };
         int8_slice(values, buffer, count / int8_block_elements, codes + done,
                    scales + scale_count(RepackTarget::int8, done), error);
-    }
+    };
+    for_each_block_slice<34>(source, n, block_scales, slice);
 }
 
 // Q4_0 (d, qs[16]): byte j holds element j (low nibble) and j + 16 (high), y = (nibble - 8) * d;
@@ -297,11 +294,7 @@ void q8_0_to_int8(const std::byte* source, std::size_t n, std::uint8_t* codes,
 void q4_0_to_nf4(const std::byte* source, std::size_t n, std::uint8_t* codes, std::uint16_t* scales,
                  RepackError& error) {
     alignas(64) float buffer[slice_elements];
-    for (std::size_t done = 0; done < n; done += slice_elements) {
-        const std::size_t count = n - done < slice_elements ? n - done : slice_elements;
-        const std::byte* blocks = source + done / 32 * 18;
-        alignas(64) float d[32];
-        block_scales(blocks, count / 32, 18, d);
+    auto slice = [&](const std::byte* blocks, const float* d, std::size_t done, std::size_t count) {
         auto values = [&](std::size_t b, int r) {
             const std::byte* block = blocks + (2 * b + r / 2) * 18;
             __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2));
@@ -314,7 +307,8 @@ void q4_0_to_nf4(const std::byte* source, std::size_t n, std::uint8_t* codes, st
         };
         nf4_slice(values, buffer, count / nf4_block_elements, codes + done / 2,
                   scales + scale_count(RepackTarget::nf4, done), error);
-    }
+    };
+    for_each_block_slice<18>(source, n, block_scales, slice);
 }
 
 }  // namespace

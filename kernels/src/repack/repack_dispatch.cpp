@@ -1,5 +1,6 @@
 // Picks a repack table by ISA. Compiled for the baseline ISA: the SIMD tables are only built
 // (and so their code only reached) after the CPU check.
+#include "../table_choice.hpp"
 #include "ck/kernels/repack.hpp"
 #include "repack_simd_tables.hpp"
 
@@ -21,13 +22,11 @@ const RepackTable& repack_table(Isa isa) {
 }
 
 const RepackTable& select_repack_table(Isa limit) {
-    const Isa best = best_supported_isa(cpu_features());
-    return repack_table(limit < best ? limit : best);
+    return best_table(repack_table, limit);
 }
 
 const RepackTable& plugin_repack_table() {
-    static const RepackTable& table = select_repack_table(selected_isa());
-    return table;
+    return plugin_table<RepackTable, repack_table>();
 }
 
 const char* plugin_repack_variant() {

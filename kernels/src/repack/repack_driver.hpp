@@ -38,6 +38,22 @@ void repack_through_buffer(DequantFn dequant, EncodeFn encode, std::uint32_t fro
     }
 }
 
+// The fused SIMD paths (Q8_0 -> Int8, Q4_0 -> NF4) walk 32-element source blocks of
+// `BlockBytes` (f16 scale first) slice by slice: `block_scales(blocks, count, BlockBytes, d)`
+// widens a slice's scales at once (the variant's own code), then
+// `slice(blocks, d, done, count)` decodes and encodes the slice starting at element `done`.
+template <std::size_t BlockBytes, class ScalesFn, class SliceFn>
+void for_each_block_slice(const std::byte* source, std::size_t n, ScalesFn block_scales,
+                          SliceFn&& slice) {
+    for (std::size_t done = 0; done < n; done += slice_elements) {
+        const std::size_t count = n - done < slice_elements ? n - done : slice_elements;
+        const std::byte* blocks = source + done / 32 * BlockBytes;
+        alignas(64) float d[32];
+        block_scales(blocks, count / 32, BlockBytes, d);
+        slice(blocks, static_cast<const float*>(d), done, count);
+    }
+}
+
 // `Kernels` names one variant: `static const DequantTable& dequant()`, and the encoders
 // `encode_int8` and `encode_nf4` with the EncodeFn signature.
 template <class Kernels, GgmlType From, RepackTarget Target>

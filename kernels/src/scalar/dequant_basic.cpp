@@ -41,6 +41,23 @@ float ue4m3_half(u8 x) {
     return raw * 0.5f;
 }
 
+// Q4_0 and IQ4_NL share one block (18 bytes, 32 elements): d (f16), then qs[16] whose byte j
+// holds element j (low nibble) and j+16 (high nibble). They differ only in what a nibble means:
+// y = value(nibble) * d, one exact multiply either way.
+template <class Value>
+void dequant_nibble_blocks(const std::byte* __restrict blocks, float* __restrict out, std::size_t n,
+                           Value value) {
+    const u8* b = bytes_of(blocks);
+    for (std::size_t i = 0; i < n / 32; ++i, b += 18, out += 32) {
+        const float d = load_half(b);
+        const u8* qs = b + 2;
+        for (int j = 0; j < 16; ++j) {
+            out[j] = value(qs[j] & 0x0F) * d;
+            out[j + 16] = value(qs[j] >> 4) * d;
+        }
+    }
+}
+
 }  // namespace
 
 void dequant_f32(const std::byte* __restrict blocks, float* __restrict out, std::size_t n) {
@@ -57,17 +74,9 @@ void dequant_bf16(const std::byte* __restrict blocks, float* __restrict out, std
     for (std::size_t i = 0; i < n; ++i) out[i] = bf16_to_f32(load_u16(p + 2 * i));
 }
 
-// Q4_0: d(f16), qs[16]; byte j holds element j (low nibble) and j+16 (high nibble).
+// Q4_0: d(f16), qs[16]; y = (nibble - 8) * d.
 void dequant_q4_0(const std::byte* __restrict blocks, float* __restrict out, std::size_t n) {
-    const u8* b = bytes_of(blocks);
-    for (std::size_t i = 0; i < n / 32; ++i, b += 18, out += 32) {
-        const float d = load_half(b);
-        const u8* qs = b + 2;
-        for (int j = 0; j < 16; ++j) {
-            out[j] = static_cast<float>((qs[j] & 0x0F) - 8) * d;
-            out[j + 16] = static_cast<float>((qs[j] >> 4) - 8) * d;
-        }
-    }
+    dequant_nibble_blocks(blocks, out, n, [](int q) { return static_cast<float>(q - 8); });
 }
 
 // Q4_1: d, m (f16), qs[16]; y = q*d + m (multiply rounded first, then the add).
@@ -129,15 +138,7 @@ void dequant_q8_0(const std::byte* __restrict blocks, float* __restrict out, std
 
 // IQ4_NL: d, qs[16]; y = d * table[nibble] (ggml writes d first; the product is the same).
 void dequant_iq4_nl(const std::byte* __restrict blocks, float* __restrict out, std::size_t n) {
-    const u8* b = bytes_of(blocks);
-    for (std::size_t i = 0; i < n / 32; ++i, b += 18, out += 32) {
-        const float d = load_half(b);
-        const u8* qs = b + 2;
-        for (int j = 0; j < 16; ++j) {
-            out[j] = d * iq4nl_values[qs[j] & 0x0F];
-            out[j + 16] = d * iq4nl_values[qs[j] >> 4];
-        }
-    }
+    dequant_nibble_blocks(blocks, out, n, [](int q) { return iq4nl_values[q]; });
 }
 
 // MXFP4: e (E8M0), qs[16]; y = doubled_E2M1[nibble] * 2^(e-128).

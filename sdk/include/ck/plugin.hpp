@@ -7,6 +7,15 @@
 //       CK_STAGE_WRITER, "myformat", ...
 //   };
 //
+// Most plugins do not write the struct field by field: ck::describe_plugin (below) fills it from
+// the plugin's identity, its options and the entry points it has, and CK_PLUGIN_ENTRY defines the
+// exported function:
+//
+//   const ck_plugin_descriptor descriptor = ck::describe_plugin(
+//       {"myformat", "1.0.0", "what it does"}, options,
+//       {.create_writer = ck::writer_factory<MyWriter>});
+//   CK_PLUGIN_ENTRY(descriptor)
+//
 // The host checks, in this order, reading nothing else until each check passes:
 //   1. abi_version == CK_PLUGIN_ABI_VERSION (the only field every ABI version has);
 //   2. struct_size covers every field this host reads (fields are only ever appended, so a
@@ -19,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "ck/export.hpp"
 
@@ -141,3 +151,91 @@ struct ck_plugin_descriptor {
 typedef const ck_plugin_descriptor* (*ck_plugin_descriptor_fn)(void);
 
 }  // extern "C"
+
+// The plugin's one exported function, returning `descriptor`. A plugin with work to do when it
+// is loaded (choosing a kernel table) writes the function itself instead.
+#define CK_PLUGIN_ENTRY(descriptor)                                           \
+    CK_PLUGIN_EXPORT const ck_plugin_descriptor* ckhost_plugin_descriptor() { \
+        return &(descriptor);                                                 \
+    }
+
+namespace ck {
+
+// Constructs a stage from whichever of (options, context), (context), (options) or () its
+// constructor takes: the factories below need no lambda per plugin.
+template <class Stage>
+Stage* construct_stage(const Options& options, Context& context) {
+    if constexpr (std::is_constructible_v<Stage, const Options&, Context&>)
+        return new Stage(options, context);
+    else if constexpr (std::is_constructible_v<Stage, Context&>)
+        return new Stage(context);
+    else if constexpr (std::is_constructible_v<Stage, const Options&>)
+        return new Stage(options);
+    else
+        return new Stage();
+}
+
+// Values for the descriptor's create_* fields: `ck::reader_factory<MyReader>`.
+template <class Stage>
+Reader* reader_factory(const Options& options, Context& context) {
+    return construct_stage<Stage>(options, context);
+}
+template <class Stage>
+Transform* transform_factory(const Options& options, Context& context) {
+    return construct_stage<Stage>(options, context);
+}
+template <class Stage>
+Writer* writer_factory(const Options& options, Context& context) {
+    return construct_stage<Stage>(options, context);
+}
+
+// Who the plugin is: its stage name (equal to the library's base name), version and summary.
+struct PluginIdentity {
+    const char* name;
+    const char* version;
+    const char* summary;
+};
+
+// What the plugin implements; every field may stay null. The descriptor's stage kinds are
+// derived from the create_* fields, so they cannot disagree.
+struct PluginEntryPoints {
+    bool (*probe)(const unsigned char* head, std::size_t size, const char* path) = nullptr;
+    Reader* (*create_reader)(const Options& options, Context& context) = nullptr;
+    Transform* (*create_transform)(const Options& options, Context& context) = nullptr;
+    Writer* (*create_writer)(const Options& options, Context& context) = nullptr;
+    const char* (*kernel_variant)(void) = nullptr;
+    std::uint64_t flags = 0;  // ck_plugin_flag bits; 0: not declared safe for concurrent calls
+};
+
+// A complete descriptor, its head (ABI version, size, toolchain) filled as this translation
+// unit is compiled.
+constexpr ck_plugin_descriptor describe_plugin(const PluginIdentity& who,
+                                               const PluginEntryPoints& entry,
+                                               const ck_option_descriptor* options = nullptr,
+                                               std::size_t option_count = 0) {
+    const std::uint32_t stages = (entry.create_reader ? CK_STAGE_READER : 0u) |
+                                 (entry.create_transform ? CK_STAGE_TRANSFORM : 0u) |
+                                 (entry.create_writer ? CK_STAGE_WRITER : 0u);
+    return {CK_PLUGIN_DESCRIPTOR_HEAD(entry.flags),
+            stages,
+            who.name,
+            who.version,
+            who.summary,
+            options,
+            option_count,
+            entry.probe,
+            entry.create_reader,
+            entry.create_transform,
+            entry.create_writer,
+            entry.kernel_variant};
+}
+
+// The same, with the plugin's option table.
+template <std::size_t N>
+constexpr ck_plugin_descriptor describe_plugin(const PluginIdentity& who,
+                                               const ck_option_descriptor (&options)[N],
+                                               const PluginEntryPoints& entry) {
+    return describe_plugin(who, entry, options, N);
+}
+
+}  // namespace ck
