@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build pkg-config
   libboost-dev libboost-program-options-dev libboost-test-dev
-  libssl-dev nlohmann-json3-dev
+  libssl-dev nlohmann-json3-dev libtbb-dev
   libbenchmark-dev python3 python3-numpy
 )
 

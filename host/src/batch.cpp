@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -131,6 +132,10 @@ std::vector<std::string> job_command(const BatchSettings& settings, const BatchJ
                                      settings.force ? "--force" : "--update"};
     for (const auto& dir : settings.plugin_dirs) args.push_back("--plugin-dir=" + dir);
     if (!settings.isa.empty()) args.push_back("--isa=" + settings.isa);
+    // The batch's threads shared between the jobs running at once, so that --jobs never
+    // oversubscribes the machine: 8 threads and --jobs 3 give each job 2.
+    const unsigned share = std::max(1u, settings.threads / std::max(1u, settings.parallel));
+    args.push_back("--threads=" + std::to_string(share));
     return args;
 }
 

@@ -19,6 +19,7 @@ struct BatchSettings {
     // Passed on to every job's ckhost.
     std::vector<std::string> plugin_dirs;
     std::string isa;
+    unsigned threads = 1;  // the batch's threads, divided between its running jobs
 };
 
 // Runs the batch and prints the summary (text or JSON) on `out`, one line per finished job on

@@ -13,6 +13,7 @@
 #include "batch.hpp"
 #include "ck/cpu.hpp"
 #include "ck/error.hpp"
+#include "ck/parallel.hpp"
 #include "exit_codes.hpp"
 #include "inspect.hpp"
 #include "pipeline.hpp"
@@ -46,7 +47,8 @@ const char* main_usage =
     "  ckhost batch jobs.txt --jobs 2      (jobs.txt: one 'PIPELINE INPUT OUTPUT' per line)\n"
     "\n"
     "Global options, before or after the command: --plugin-dir DIR (repeatable), --isa X,\n"
-    "--quiet/-q, --json (e.g. ckhost --plugin-dir build plugins, ckhost --json inspect F).\n"
+    "--threads N, --quiet/-q, --json (e.g. ckhost --plugin-dir build plugins,\n"
+    "ckhost --json inspect F).\n"
     "Stage options go in brackets: gguf:repack[to=nf4,only=blk.*]:safetensors.\n"
     "Exit codes: 0 success, 1 input or conversion failed, 2 usage error, 3 plugin could not be\n"
     "loaded, 130 interrupted.\n";
@@ -54,6 +56,7 @@ const char* main_usage =
 struct Common {
     std::vector<std::string> plugin_dirs;
     std::string isa;
+    long long threads = -1;  // -1: not given (CKHOST_THREADS, else the CPUs this process may use)
     bool quiet = false;
     bool json = false;
     bool help = false;
@@ -66,6 +69,8 @@ po::options_description global_options(Common& c) {
                     "search DIR for plugins first (repeatable)")(
         "isa", po::value(&c.isa),
         "force a lower kernel variant: scalar|avx2|avx512 (sets CKHOST_ISA)")(
+        "threads", po::value(&c.threads),
+        "worker threads (default: CKHOST_THREADS, else the CPUs this process may use)")(
         "quiet,q", po::bool_switch(&c.quiet), "no progress, no warnings on stderr")(
         "json", po::bool_switch(&c.json), "machine-readable output on stdout");
     return d;
@@ -143,11 +148,28 @@ Split split_at_command(const std::vector<std::string>& args) {
     return split;
 }
 
-void apply_isa(const std::string& isa) {
-    if (isa.empty()) return;
-    if (!ck::isa_from_name(isa))
-        throw ck::usage_error("--isa " + isa + ": expected scalar, avx2 or avx512");
-    ::setenv("CKHOST_ISA", isa.c_str(), 1);
+constexpr unsigned max_threads = 4096;
+
+// The global options that reach plugins through the environment (read once, when first used):
+// --isa sets CKHOST_ISA, --threads sets CKHOST_THREADS. Both must be set before any work.
+void apply_globals(const Common& c) {
+    if (!c.isa.empty()) {
+        if (!ck::isa_from_name(c.isa))
+            throw ck::usage_error("--isa " + c.isa + ": expected scalar, avx2 or avx512");
+        ::setenv("CKHOST_ISA", c.isa.c_str(), 1);
+    }
+    if (c.threads != -1) {
+        if (c.threads < 1 || c.threads > max_threads)
+            throw ck::usage_error("--threads " + std::to_string(c.threads) +
+                                  ": expected a number from 1 to " + std::to_string(max_threads));
+        ::setenv("CKHOST_THREADS", std::to_string(c.threads).c_str(), 1);
+    } else if (const char* env = std::getenv("CKHOST_THREADS"); env && *env) {
+        char* end = nullptr;
+        const unsigned long n = std::strtoul(env, &end, 10);
+        if (*end != '\0' || n == 0 || n > max_threads)
+            throw ck::usage_error(std::string("CKHOST_THREADS=") + env +
+                                  ": expected a number from 1 to " + std::to_string(max_threads));
+    }
 }
 
 std::vector<fs::path> to_paths(const std::vector<std::string>& dirs) {
@@ -216,7 +238,7 @@ int convert_command(const std::vector<std::string>& args) {
         throw ck::usage_error(
             "-o -: writing to standard output is not supported; give a file path (./- for a "
             "file named '-')");
-    apply_isa(c.isa);
+    apply_globals(c);
 
     ckhost::PluginRegistry registry(to_paths(c.plugin_dirs));
     ckhost::Pipeline p(registry, pipeline);
@@ -267,7 +289,7 @@ int inspect_command(const std::vector<std::string>& args, bool verify) {
         return ok;
     }
     if (file.empty()) throw ck::usage_error("missing FILE");
-    apply_isa(c.isa);
+    apply_globals(c);
     ckhost::PluginRegistry registry(to_paths(c.plugin_dirs));
     if (verify) return ckhost::run_verify(registry, file, c.json, std::cout, std::cerr);
     settings.file = file;
@@ -287,7 +309,7 @@ int plugins_command(const std::vector<std::string>& args) {
             << d;
         return ok;
     }
-    apply_isa(c.isa);
+    apply_globals(c);
     ckhost::PluginRegistry registry(to_paths(c.plugin_dirs));
     return ckhost::run_plugins(registry, c.json, std::cout, std::cerr);
 }
@@ -324,11 +346,12 @@ int batch_command(const std::vector<std::string>& args) {
     if (settings.parallel < 1 || settings.parallel > 256)
         throw ck::usage_error("--jobs " + std::to_string(settings.parallel) +
                               ": expected a number from 1 to 256");
-    apply_isa(c.isa);
+    apply_globals(c);
     settings.json = c.json;
     settings.quiet = c.quiet;
     settings.plugin_dirs = c.plugin_dirs;
     settings.isa = c.isa;
+    settings.threads = ck::thread_count();
     ckhost::PluginRegistry registry(to_paths(c.plugin_dirs));
     if (!c.quiet)
         for (const auto& w : registry.warnings()) std::cerr << "warning: " << w << "\n";

@@ -10,6 +10,7 @@
 #include "checksum.hpp"
 #include "ck/conventions/ckhost_keys.hpp"
 #include "ck/ggml_types.hpp"
+#include "ck/parallel.hpp"
 #include "plugin_call.hpp"
 #include "progress.hpp"
 #include "suggest.hpp"
@@ -168,9 +169,17 @@ void Pipeline::refuse_unknown_ckhost_keys(const fs::path& input) const {
 
 ck::TensorView Pipeline::fetch(std::size_t depth, std::size_t index) {
     Stage& s = *stages_[depth];
-    if (depth == 0) return call_plugin(s.spec.name, [&] { return s.reader->tensor(index); });
-    ck::Upstream upstream = [this, depth](std::size_t i) { return fetch(depth - 1, i); };
-    return call_plugin(s.spec.name, [&] { return s.transform->apply(index, upstream); });
+    const auto started = std::chrono::steady_clock::now();
+    ck::TensorView view;
+    if (depth == 0) {
+        view = call_plugin(s.spec.name, [&] { return s.reader->tensor(index); });
+    } else {
+        ck::Upstream upstream = [this, depth](std::size_t i) { return fetch(depth - 1, i); };
+        view = call_plugin(s.spec.name, [&] { return s.transform->apply(index, upstream); });
+    }
+    inclusive_seconds_.at(depth) +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return view;
 }
 
 json Pipeline::plan_json() const {
@@ -249,6 +258,7 @@ ConvertResult Pipeline::run(const ConvertSettings& settings) {
         stages.push_back(
             {{"name", s->spec.name}, {"kind", kind_word(s->kind)}, {"options", s->spec.options}});
     report["stages"] = stages;
+    report["threads"] = ck::thread_count();
     report["bytes_in"] = headers_.front().total_bytes();
     report["bytes_out"] = headers_.back().total_bytes();
     json outputs = json::array();
@@ -267,6 +277,8 @@ ConvertResult Pipeline::run(const ConvertSettings& settings) {
         }
         Progress progress(settings.progress, final_header.total_bytes());
         std::uint64_t done = 0;
+        inclusive_seconds_.assign(stages_.size(), 0.0);
+        const auto writer_started = std::chrono::steady_clock::now();
         call_plugin(w.spec.name, [&] { w.writer->begin(out); });
         for (std::size_t index : order) {
             const ck::TensorInfo& t = final_header.tensors.at(index);
@@ -277,6 +289,13 @@ ConvertResult Pipeline::run(const ConvertSettings& settings) {
             ck::throw_if_interrupted();
         }
         call_plugin(w.spec.name, [&] { w.writer->finish(); });
+        inclusive_seconds_.back() =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - writer_started)
+                .count();
+        // Each stage's own time: its calls minus the upstream calls they made.
+        for (std::size_t k = stages_.size(); k-- > 1;)
+            report["stages"][k]["seconds"] = inclusive_seconds_[k] - inclusive_seconds_[k - 1];
+        report["stages"][0]["seconds"] = inclusive_seconds_[0];
         progress.finish();
         out.commit();
         if (settings.checksums) {

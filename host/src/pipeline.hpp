@@ -62,6 +62,9 @@ class Pipeline {
     std::vector<std::unique_ptr<Stage>> stages_;
     std::vector<ck::ModelHeader> headers_;  // headers_[k]: what stage k produced
     std::vector<std::filesystem::path> outputs_;
+    // Seconds spent inside each stage's calls, upstream calls included (fetch nests), for the
+    // report's per-stage times.
+    std::vector<double> inclusive_seconds_;
 };
 
 }  // namespace ckhost

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ck/cpu.hpp"
+#include "ck/parallel.hpp"
 #include "plugin_call.hpp"
 
 using nlohmann::json;
@@ -52,6 +53,8 @@ int run_plugins(PluginRegistry& registry, bool as_json, std::ostream& out, std::
                     {"toolchain", toolchain_string(host_toolchain())},
                     {"cpu_best_isa",
                      std::string(ck::isa_name(ck::best_supported_isa(ck::cpu_features())))},
+                    {"threads", ck::thread_count()},
+                    {"available_cpus", ck::available_cpus()},
                     {"plugins", list},
                     {"warnings", registry.warnings()}}
                    .dump(1)
@@ -64,7 +67,8 @@ int run_plugins(PluginRegistry& registry, bool as_json, std::ostream& out, std::
     out << "\ntoolchain: " << toolchain_string(host_toolchain())
         << " (plugins must be built with the same)";
     out << "\ncpu: best kernel variant " << ck::isa_name(ck::best_supported_isa(ck::cpu_features()))
-        << "\n";
+        << "; threads " << ck::thread_count() << " (" << ck::available_cpus()
+        << " CPUs available to this process)\n";
     for (const auto& item : list) {
         out << item["name"].get<std::string>();
         if (!item["loaded"].get<bool>()) {

@@ -7,6 +7,7 @@
 
 #include "ck/error.hpp"
 #include "ck/kernels/float_convert.hpp"
+#include "ck/parallel.hpp"
 #include "ck/support/destination.hpp"
 #include "ck/support/tensor_io.hpp"
 #include "gguflite_codec.hpp"
@@ -20,6 +21,9 @@ namespace {
 
 // Values converted per step: small enough to stay in cache, large enough to amortise calls.
 constexpr std::uint64_t chunk_elements = 1u << 16;
+// Pool items per step: a step (16 items, 4 MiB of f32 values) is converted in parallel, then
+// written out in order before the next one starts.
+constexpr std::uint64_t items_per_step = 16;
 // Bytes copied per step when a tensor passes through unchanged.
 constexpr std::uint64_t copy_chunk_bytes = 4u << 20;
 
@@ -176,19 +180,24 @@ void GgufLiteWriter::encode(const TensorPlan& p, const TensorView& tensor) {
 
 void GgufLiteWriter::encode_floats(const TensorPlan& p, SourceValues& source,
                                    ConsumedPages& pages) {
-    const std::uint64_t step =
-        std::max<std::uint64_t>(chunk_elements / source.block_size(), 1) * source.block_size();
+    const std::uint64_t block = source.block_size();
+    const std::uint64_t item = std::max<std::uint64_t>(chunk_elements / block, 1) * block;
+    const std::uint64_t step = item * items_per_step;
     std::vector<float> values(step);
     std::vector<std::uint16_t> halves(p.dtype == Dtype::f16 ? step : 0);
     for (std::uint64_t first = 0; first < p.elements; first += step) {
         const std::uint64_t n = std::min(step, p.elements - first);
-        source.read(first, n, values.data());
-        if (p.dtype == Dtype::f32) {
+        // Items of whole source blocks go to the pool; the step is written out in order.
+        ck::parallel_chunks(n, item, [&](std::size_t begin, std::size_t end) {
+            source.read(first + begin, end - begin, values.data() + begin);
+            if (p.dtype == Dtype::f16)
+                for (std::size_t i = begin; i < end; ++i)
+                    halves[i] = kernels::f32_to_f16(values[i]);
+        });
+        if (p.dtype == Dtype::f32)
             file_->write(values.data(), n * sizeof(float));
-        } else {
-            for (std::uint64_t i = 0; i < n; ++i) halves[i] = kernels::f32_to_f16(values[i]);
+        else
             file_->write(halves.data(), n * sizeof(std::uint16_t));
-        }
         const auto used = source.bytes_of(first, n);
         pages.release_before(used.data() + used.size());
     }
@@ -201,7 +210,8 @@ void GgufLiteWriter::encode_quantized(const TensorPlan& p, SourceValues& source,
                                       ConsumedPages& pages) {
     const QuantLayout layout = quant_layout(p.dtype, p.dims[0], p.dims[1]);
     const std::uint64_t cols = layout.cols;
-    const std::uint64_t rows_per_step = std::max<std::uint64_t>(chunk_elements / cols, 1);
+    const std::uint64_t rows_per_item = std::max<std::uint64_t>(chunk_elements / cols, 1);
+    const std::uint64_t rows_per_step = rows_per_item * items_per_step;
     std::vector<float> values(rows_per_step * cols);
     std::vector<std::uint8_t> packed(rows_per_step * layout.row_value_bytes);
     std::vector<std::uint16_t> scales(layout.rows * layout.scales_per_row);
@@ -209,16 +219,19 @@ void GgufLiteWriter::encode_quantized(const TensorPlan& p, SourceValues& source,
     file_->write_zeros(layout.scale_bytes());
     for (std::uint64_t row = 0; row < layout.rows; row += rows_per_step) {
         const std::uint64_t n = std::min(rows_per_step, layout.rows - row);
-        source.read(row * cols, n * cols, values.data());
-        for (std::uint64_t r = 0; r < n; ++r) {
-            const float* w = values.data() + r * cols;
-            std::uint8_t* out = packed.data() + r * layout.row_value_bytes;
-            std::uint16_t* s = scales.data() + (row + r) * layout.scales_per_row;
-            if (p.dtype == Dtype::q8)
-                *s = quantize_q8_row(w, cols, reinterpret_cast<std::int8_t*>(out), nullptr);
-            else
-                quantize_q4_row(w, cols, s, out, nullptr);
-        }
+        // Groups of rows go to the pool (rows are independent); the step is written in order.
+        ck::parallel_chunks(n, rows_per_item, [&](std::size_t begin, std::size_t end) {
+            source.read((row + begin) * cols, (end - begin) * cols, values.data() + begin * cols);
+            for (std::size_t r = begin; r < end; ++r) {
+                const float* w = values.data() + r * cols;
+                std::uint8_t* out = packed.data() + r * layout.row_value_bytes;
+                std::uint16_t* s = scales.data() + (row + r) * layout.scales_per_row;
+                if (p.dtype == Dtype::q8)
+                    *s = quantize_q8_row(w, cols, reinterpret_cast<std::int8_t*>(out), nullptr);
+                else
+                    quantize_q4_row(w, cols, s, out, nullptr);
+            }
+        });
         file_->write(packed.data(), n * layout.row_value_bytes);
         const auto used = source.bytes_of(row * cols, n * cols);
         pages.release_before(used.data() + used.size());

@@ -78,7 +78,10 @@ void SourceValues::read(std::uint64_t first, std::uint64_t n, float* out) {
         dequant_(src, out, n);
         return;
     }
-    for (std::uint64_t i = 0; i < n; ++i, src += block_bytes_) out[i] = convert_(src, inexact_);
+    // Counted locally, then added: read() runs on several threads at once for one tensor.
+    std::uint64_t inexact = 0;
+    for (std::uint64_t i = 0; i < n; ++i, src += block_bytes_) out[i] = convert_(src, inexact);
+    inexact_ += inexact;
 }
 
 }  // namespace ckplugin::gguflite

@@ -3,6 +3,8 @@
 // plugin selected when it was loaded.
 #pragma once
 
+#include <atomic>
+
 #include "ck/model.hpp"
 
 #include <cstddef>
@@ -26,7 +28,7 @@ class SourceValues {
     // Elements per step that keep the source's blocks whole (a multiple of its block size).
     std::uint64_t block_size() const noexcept { return block_size_; }
     // Values [first, first + n); first and n are multiples of block_size() (or n ends the
-    // tensor).
+    // tensor). Safe to call from several threads at once for different ranges.
     void read(std::uint64_t first, std::uint64_t n, float* out);
     // The source bytes that hold elements [first, first + n).
     std::span<const std::byte> bytes_of(std::uint64_t first, std::uint64_t n) const;
@@ -38,7 +40,7 @@ class SourceValues {
     kernels::DequantFn dequant_ = nullptr;  // float and quantized sources
     ElementFn convert_ = nullptr;           // integer and f64 sources, element by element
     std::uint64_t block_size_ = 1, block_bytes_ = 4;
-    std::uint64_t inexact_ = 0;
+    std::atomic<std::uint64_t> inexact_ = 0;
 };
 
 // Drops the pages of an upstream tensor the writer has finished with, so a multi-GB input

@@ -2,12 +2,14 @@
 // float tensors (F32, F16, BF16) row by row with ggml's reference quantizers, so an F16 model
 // becomes exactly what llama.cpp's "pure" quantization writes. Quantized sources need a
 // `dequant` stage first; 1-D tensors (norms, biases) stay as they are.
+#include <algorithm>
 #include <optional>
 #include <vector>
 
 #include "ck/error.hpp"
 #include "ck/kernels/dequant.hpp"
 #include "ck/kernels/quantize.hpp"
+#include "ck/parallel.hpp"
 #include "ck/plugin.hpp"
 #include "ck/stage.hpp"
 #include "ck/tensor_filter.hpp"
@@ -23,6 +25,10 @@ constexpr std::uint32_t id(GgmlType t) {
 // llama.cpp's llama_ftype values for the "mostly" types we produce.
 constexpr std::uint32_t file_type_q8_0 = 7;
 constexpr std::uint32_t file_type_q4_0 = 2;
+
+// Elements per pool item: large enough that scheduling costs nothing, small enough that a
+// tensor of a few MB still spreads over every thread.
+constexpr std::uint64_t elements_per_item = 1 << 16;
 
 struct Job {
     std::uint32_t from;
@@ -77,20 +83,31 @@ class Quantize final : public ck::Transform {
         ck::TensorView in = upstream(index);
         const auto& job = jobs_.at(index);
         if (!job) return in;
-        const auto widen = ck::kernels::scalar_dequant_table().fn[job->from];
+        // Every variant is bit-exact, so the fastest widening gives ggml's bytes too.
+        const auto widen = ck::kernels::plugin_dequant_table().fn[job->from];
         const std::uint64_t in_row = *ck::row_bytes(job->from, job->row_length);
         const std::uint64_t out_row = *ck::row_bytes(target_, job->row_length);
         if (in.bytes().size() != in_row * job->rows)
             throw ck::Error("tensor byte size does not match its shape");
         std::vector<std::byte> out(out_row * job->rows);
-        std::vector<float> row(job->row_length);  // one row at a time: no whole-tensor f32 copy
-        for (std::uint64_t r = 0; r < job->rows; ++r) {
-            widen(in.bytes().data() + r * in_row, row.data(), row.size());
-            if (target_ == id(GgmlType::q4_0))
-                ck::kernels::quantize_row_q4_0(row.data(), out.data() + r * out_row, row.size());
-            else
-                ck::kernels::quantize_row_q8_0(row.data(), out.data() + r * out_row, row.size());
-        }
+        // Rows are independent: groups of rows (fixed by the shape, not the thread count) go
+        // to the pool, each widening one row at a time (no whole-tensor f32 copy).
+        const std::uint64_t rows_per_item =
+            std::max<std::uint64_t>(1, elements_per_item / job->row_length);
+        const bool to_q4 = target_ == id(GgmlType::q4_0);
+        const std::byte* src = in.bytes().data();
+        ck::parallel_chunks(job->rows, rows_per_item, [&](std::size_t first, std::size_t end) {
+            std::vector<float> row(job->row_length);
+            for (std::size_t r = first; r < end; ++r) {
+                widen(src + r * in_row, row.data(), row.size());
+                if (to_q4)
+                    ck::kernels::quantize_row_q4_0(row.data(), out.data() + r * out_row,
+                                                   row.size());
+                else
+                    ck::kernels::quantize_row_q8_0(row.data(), out.data() + r * out_row,
+                                                   row.size());
+            }
+        });
         return ck::TensorView::owning(std::move(out));
     }
 
@@ -108,17 +125,16 @@ const ck_option_descriptor options[] = {
     ck::TensorFilter::skip_option(CK_STAGE_TRANSFORM),
 };
 
-// The reference quantizers have no vectorized variants: always the portable code.
-const char* kernel_variant() {
-    return "scalar";
-}
-
 const ck_plugin_descriptor descriptor = ck::describe_plugin(
     {"quantize", "1.0.0",
      "quantize float tensors to q8_0 or q4_0 (bit-identical to ggml's reference quantizers)"},
     options,
-    {.create_transform = ck::transform_factory<Quantize>, .kernel_variant = kernel_variant});
+    {.create_transform = ck::transform_factory<Quantize>,
+     .kernel_variant = ck::kernels::plugin_dequant_variant});
 
 }  // namespace
 
-CK_PLUGIN_ENTRY(descriptor)
+CK_PLUGIN_EXPORT const ck_plugin_descriptor* ckhost_plugin_descriptor() {
+    ck::kernels::plugin_dequant_table();  // choose the widening kernels when loaded
+    return &descriptor;
+}

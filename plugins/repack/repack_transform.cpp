@@ -7,6 +7,7 @@
 
 #include "ck/conventions/repacked.hpp"
 #include "ck/error.hpp"
+#include "ck/parallel.hpp"
 #include "ck/support/tensor_io.hpp"
 
 namespace ckplugin::repack {
@@ -15,9 +16,11 @@ namespace {
 
 using kernels::RepackTarget;
 
-// Elements per kernel call: a multiple of the kernels' 1024-element slices (so the accuracy
-// figures do not depend on it), small enough that Ctrl-C is noticed within milliseconds.
-constexpr std::uint64_t piece_elements = std::uint64_t(1) << 20;
+// Elements per kernel call and pool item: a multiple of the kernels' 1024-element slices, small
+// enough that a 2048 x 2048 tensor spreads over 16 threads and Ctrl-C is noticed within
+// milliseconds. The accuracy figures add up per piece, so they depend on this constant (not on
+// the thread count); changing it may move their last digits.
+constexpr std::uint64_t piece_elements = std::uint64_t(1) << 18;
 
 std::string_view format_of(RepackTarget target) {
     return target == RepackTarget::int8 ? ck::repack::int8_format : ck::repack::nf4_format;
@@ -136,23 +139,28 @@ RepackTransform::Result RepackTransform::repack(std::size_t job_index, const Ten
     TensorAllocation scales_buffer =
         TensorView::allocate(kernels::scale_count(target_, job.elements) * 2);
     auto* scales = reinterpret_cast<std::uint16_t*>(scales_buffer.bytes.data());  // aligned
-    kernels::RepackError error;
-    std::size_t released = 0;  // source bytes whose pages were given back
-    for (std::uint64_t done = 0; done < job.elements; done += piece_elements) {
+    // Pieces of fixed size go to the pool; each keeps its own error sums, added up in piece
+    // order afterwards, so every figure of the report is the same for any thread count.
+    const std::size_t pieces =
+        static_cast<std::size_t>((job.elements + piece_elements - 1) / piece_elements);
+    std::vector<kernels::RepackError> errors(pieces);
+    ck::parallel_for(pieces, [&](std::size_t p) {
+        const std::uint64_t done = p * piece_elements;
         const auto count = static_cast<std::size_t>(std::min(piece_elements, job.elements - done));
-        const std::byte* piece = source.bytes().data() + done / from.block_size * from.block_bytes;
+        const std::size_t first = done / from.block_size * from.block_bytes;
+        const std::byte* piece = source.bytes().data() + first;
         job.kernel(piece, count,
                    reinterpret_cast<std::uint8_t*>(codes.bytes.data()) +
                        kernels::code_bytes(target_, done),
-                   scales + kernels::scale_count(target_, done), error);
+                   scales + kernels::scale_count(target_, done), errors[p]);
         // Give the consumed source pages back as we go (only a reader's file mapping is
-        // touched): the source and the whole output are never resident together.
-        const auto consumed = static_cast<std::size_t>(
-            piece + count / from.block_size * from.block_bytes - source.bytes().data());
-        source.release(released, consumed);
-        released = consumed;
+        // touched, and a page a neighbouring piece still reads is simply read again from the
+        // page cache): the source and the whole output are never resident together.
+        source.release(first, first + count / from.block_size * from.block_bytes);
         throw_if_interrupted();
-    }
+    });
+    kernels::RepackError error;
+    for (const kernels::RepackError& e : errors) error.add(e);
     if (!job.measured) {
         job.measured = true;
         report_.done(job_index, error);

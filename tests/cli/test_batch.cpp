@@ -11,6 +11,8 @@
 #include <sstream>
 #include <thread>
 
+#include <tuple>
+
 #include <nlohmann/json.hpp>
 
 #include "test_support.hpp"
@@ -196,6 +198,23 @@ BOOST_AUTO_TEST_CASE(two_jobs_in_parallel_write_the_same_bytes_as_one_at_a_time)
     for (const auto& name : names)
         if (fs::is_regular_file(dir / "serial" / name))
             BOOST_TEST(cktest::files_equal(dir / "serial" / name, dir / "parallel" / name), name);
+}
+
+// --jobs J shares the batch's threads between the jobs running at once: 6 threads and 3 jobs
+// give each job 2 (its report says so); more jobs than threads still give each job one.
+BOOST_AUTO_TEST_CASE(jobs_share_the_batch_threads) {
+    for (const auto& [threads, jobs, each] :
+         {std::tuple{"6", "3", 2}, std::tuple{"2", "4", 1}, std::tuple{"5", "1", 5}}) {
+        cktest::TempDir dir;
+        write_text(dir / "jobs.txt", "gguf:gguf " + sample() + " " + (dir / "a.gguf").string() +
+                                         "\ngguf:gguf " + sample() + " " +
+                                         (dir / "b.gguf").string() + "\n");
+        const Batch b =
+            run_batch({(dir / "jobs.txt").string(), "--jobs", jobs, "--threads", threads});
+        BOOST_TEST_REQUIRE(b.run.exit_code == 0, b.run.err);
+        for (const auto& job : b.doc["jobs"])
+            BOOST_TEST(job["report"]["threads"].get<int>() == each, threads << "/" << jobs);
+    }
 }
 
 BOOST_AUTO_TEST_CASE(the_text_summary_lists_every_job) {

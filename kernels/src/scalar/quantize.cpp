@@ -19,6 +19,15 @@ void store_f16(std::byte* out, float v) {
     std::memcpy(out, &h, 2);
 }
 
+// roundf (halves away from zero) without the libm call, which kept the loop from being
+// vectorised and made Q8_0 twice as slow as Q4_0. Exact for |v| < 2^23 (here |v| <= 127.5):
+// the truncation and the fraction v - t are both exact in f32.
+inline float round_half_away(float v) {
+    const float t = static_cast<float>(static_cast<std::int32_t>(v));
+    const float fraction = v - t;
+    return fraction >= 0.5f ? t + 1.0f : fraction <= -0.5f ? t - 1.0f : t;
+}
+
 }  // namespace
 
 void quantize_row_q8_0(const float* x, std::byte* out, std::size_t n) {
@@ -29,7 +38,8 @@ void quantize_row_q8_0(const float* x, std::byte* out, std::size_t n) {
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         store_f16(out, d);
         for (std::size_t j = 0; j < block; ++j)
-            out[2 + j] = static_cast<std::byte>(static_cast<std::int8_t>(std::roundf(x[j] * id)));
+            out[2 + j] =
+                static_cast<std::byte>(static_cast<std::int8_t>(round_half_away(x[j] * id)));
     }
 }
 
