@@ -1,12 +1,15 @@
 // Writes the input of the GGUF-lite benchmark (issue 5): a TinyLlama-1.1B-shaped llama model in
-// F16 (embed 2048, 32 heads / 4 kv heads, ffn 5632, vocab 32000) cut to 4 layers, about 614 MB:
+// F16 (embed 2048, 32 heads / 4 kv heads, ffn 5632, vocab 32000) cut to 4 layers, about 614 MB
+// (or LAYERS layers: 22 is the whole 2.2 GB model the thread benchmark quantizes):
 // the full-size token_embd and output tensors (131 MB each) are what tests the streaming. The
 // weights are synthetic, uniform in [-0.05, 0.05] (the range of real ones, so quantization does
 // the same work), norms are F32 ones. Written one tensor at a time with the project's own GGUF
 // writer; never into the repository.
 //
-//   build/tests/bench/make_f16_bench_model /tmp/ckhost-bench/tinyllama-4l-f16.gguf
+//   build/tests/bench/make_f16_bench_model /tmp/ckhost-bench/tinyllama-4l-f16.gguf [LAYERS]
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "ck/kernels/float_convert.hpp"
 #include "llama_bench_model.hpp"
@@ -30,14 +33,16 @@ std::vector<std::byte> values(const ck::TensorInfo& t, ckbench::XorShift& rng) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 2) {
-        std::cerr << "usage: make_f16_bench_model OUTPUT.gguf\n";
+    const int layers = argc == 3 ? std::atoi(argv[2]) : 4;
+    if (argc < 2 || argc > 3 || layers < 1 || layers > 64) {
+        std::cerr << "usage: make_f16_bench_model OUTPUT.gguf [LAYERS (default 4)]\n";
         return 2;
     }
     ckbench::LlamaShape shape;
-    shape.layers = 4;
+    shape.layers = layers;
     const auto header = ckbench::llama_bench_header(
-        shape, "tinyllama-shaped 4-layer F16 (ckhost bench)", 1 /* MOSTLY_F16 */,
+        shape, "tinyllama-shaped " + std::to_string(layers) + "-layer F16 (ckhost bench)",
+        1 /* MOSTLY_F16 */,
         [](const std::string&, int) { return f16; });
     ckbench::XorShift rng;
     return ckbench::write_bench_model("make_f16_bench_model", argv[1], header,
