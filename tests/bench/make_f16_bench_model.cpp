@@ -42,8 +42,7 @@ int main(int argc, char** argv) {
     shape.layers = layers;
     const auto header = ckbench::llama_bench_header(
         shape, "tinyllama-shaped " + std::to_string(layers) + "-layer F16 (ckhost bench)",
-        1 /* MOSTLY_F16 */,
-        [](const std::string&, int) { return f16; });
+        1 /* MOSTLY_F16 */, [](const std::string&, int) { return f16; });
     ckbench::XorShift rng;
     return ckbench::write_bench_model("make_f16_bench_model", argv[1], header,
                                       [&](const ck::TensorInfo& t) { return values(t, rng); });
