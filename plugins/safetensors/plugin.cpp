@@ -5,18 +5,15 @@
 #include "safetensors_reader.hpp"
 #include "safetensors_writer.hpp"
 
-namespace {
+namespace st = ckplugin::safetensors;
 
-using namespace ckplugin::safetensors;
-
+// A namespace-scope const: internal linkage, only CK_PLUGIN_ENTRY's function is exported.
 const ck_plugin_descriptor descriptor = ck::describe_plugin(
     {"safetensors", "1.0.0",
      "safetensors (Hugging Face): fully validated memory-mapped reader; writer with GGUF "
      "metadata and repacked Int8/NF4 pairs in __metadata__"},
-    {.probe = looks_like_safetensors,
-     .create_reader = ck::reader_factory<SafetensorsReader>,
-     .create_writer = ck::writer_factory<SafetensorsWriter>});
-
-}  // namespace
+    {.probe = st::looks_like_safetensors,
+     .create_reader = ck::reader_factory<st::SafetensorsReader>,
+     .create_writer = ck::writer_factory<st::SafetensorsWriter>});
 
 CK_PLUGIN_ENTRY(descriptor)
