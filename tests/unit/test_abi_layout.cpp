@@ -168,7 +168,7 @@ const ck_option_descriptor described_options[] = {
 };
 
 BOOST_AUTO_TEST_CASE(describe_plugin_fills_the_head_and_derives_the_stage_kinds) {
-    constexpr ck_plugin_descriptor d = ck::describe_plugin(
+    const ck_plugin_descriptor d = ck::describe_plugin(
         {"described", "1.2.3", "a test descriptor"}, described_options,
         {.create_writer = ck::writer_factory<DescribedWriter>, .flags = CK_PLUGIN_FLAG_CONCURRENT});
     BOOST_TEST(d.abi_version == CK_PLUGIN_ABI_VERSION);
@@ -191,7 +191,7 @@ BOOST_AUTO_TEST_CASE(describe_plugin_fills_the_head_and_derives_the_stage_kinds)
     std::unique_ptr<ck::Writer> writer(d.create_writer(ck::Options(), context));
     BOOST_TEST(dynamic_cast<DescribedWriter*>(writer.get()) != nullptr);
 
-    constexpr ck_plugin_descriptor none = ck::describe_plugin({"bare", "0", "no options"}, {});
+    const ck_plugin_descriptor none = ck::describe_plugin({"bare", "0", "no options"}, {});
     BOOST_TEST(none.stages == 0u);
     BOOST_TEST(none.option_count == 0u);
     BOOST_TEST(none.flags == 0u);
