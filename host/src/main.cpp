@@ -148,8 +148,6 @@ Split split_at_command(const std::vector<std::string>& args) {
     return split;
 }
 
-constexpr unsigned max_threads = 4096;
-
 // The global options that reach plugins through the environment (read once, when first used):
 // --isa sets CKHOST_ISA, --threads sets CKHOST_THREADS. Both must be set before any work.
 void apply_globals(const Common& c) {
@@ -159,16 +157,15 @@ void apply_globals(const Common& c) {
         ::setenv("CKHOST_ISA", c.isa.c_str(), 1);
     }
     if (c.threads != -1) {
-        if (c.threads < 1 || c.threads > max_threads)
+        if (c.threads < 1 || c.threads > ck::max_threads)
             throw ck::usage_error("--threads " + std::to_string(c.threads) +
-                                  ": expected a number from 1 to " + std::to_string(max_threads));
+                                  ": expected a number from 1 to " +
+                                  std::to_string(ck::max_threads));
         ::setenv("CKHOST_THREADS", std::to_string(c.threads).c_str(), 1);
-    } else if (const char* env = std::getenv("CKHOST_THREADS"); env && *env) {
-        char* end = nullptr;
-        const unsigned long n = std::strtoul(env, &end, 10);
-        if (*end != '\0' || n == 0 || n > max_threads)
-            throw ck::usage_error(std::string("CKHOST_THREADS=") + env +
-                                  ": expected a number from 1 to " + std::to_string(max_threads));
+    } else if (const char* env = std::getenv("CKHOST_THREADS");
+               env && *env && !ck::parse_thread_count(env)) {
+        throw ck::usage_error(std::string("CKHOST_THREADS=") + env +
+                              ": expected a number from 1 to " + std::to_string(ck::max_threads));
     }
 }
 

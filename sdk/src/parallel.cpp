@@ -6,7 +6,6 @@
 #include <sched.h>
 
 #include <cstdlib>
-#include <string>
 
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
@@ -14,21 +13,20 @@
 namespace ck {
 namespace {
 
-unsigned threads_from_environment() noexcept {
-    const char* value = std::getenv("CKHOST_THREADS");
-    if (!value || !*value) return 0;
-    char* end = nullptr;
-    const unsigned long n = std::strtoul(value, &end, 10);
-    if (*end != '\0' || n == 0 || n > 4096) return 0;  // the host validates --threads itself
-    return static_cast<unsigned>(n);
-}
-
 tbb::task_arena& arena() {
     static tbb::task_arena pool(static_cast<int>(thread_count()));
     return pool;
 }
 
 }  // namespace
+
+std::optional<unsigned> parse_thread_count(const char* text) noexcept {
+    if (!text || !*text) return std::nullopt;
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(text, &end, 10);
+    if (*end != '\0' || n == 0 || n > max_threads) return std::nullopt;
+    return static_cast<unsigned>(n);
+}
 
 unsigned available_cpus() noexcept {
     cpu_set_t set;
@@ -40,8 +38,8 @@ unsigned available_cpus() noexcept {
 
 unsigned thread_count() noexcept {
     static const unsigned count = [] {
-        const unsigned requested = threads_from_environment();
-        return requested ? requested : available_cpus();
+        // The host has refused a malformed value already; elsewhere it is ignored.
+        return parse_thread_count(std::getenv("CKHOST_THREADS")).value_or(available_cpus());
     }();
     return count;
 }

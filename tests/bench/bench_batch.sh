@@ -24,7 +24,7 @@ for i in $(seq "$count"); do
     echo "$pipeline $out/model-$i.gguf $out/result-$i/"
 done > "$out/jobs.txt"
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+. "$(dirname "$0")/timing.sh"
 seconds() {  # wall seconds of a command
     local start end
     start=$(date +%s.%N)

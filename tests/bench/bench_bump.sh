@@ -30,10 +30,7 @@ cat "$model" > /dev/null
 openssl dgst -sha256 "$model" > /dev/null
 
 # Wall time in seconds and peak RSS in KiB from a `/usr/bin/time -v` report.
-wall() { awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0;
-                      for (i = 1; i <= n; ++i) s = s * 60 + p[i]; print s }' "$1"; }
-rss() { awk -F': ' '/Maximum resident set size/ { print $2 }' "$1"; }
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+. "$(dirname "$0")/timing.sh"
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for i in $(seq "$runs"); do

@@ -26,10 +26,7 @@ fi
 mkdir -p "$out"
 bytes=$(stat -c %s "$model")
 
-wall() { awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0;
-                      for (i = 1; i <= n; ++i) s = s * 60 + p[i]; print s }' "$1"; }
-rss() { awk -F': ' '/Maximum resident set size/ { print $2 }' "$1"; }
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+. "$(dirname "$0")/timing.sh"
 
 # Runs the conversion $runs times with the extra arguments given; prints one result line.
 measure() {

@@ -21,10 +21,7 @@ trap 'rm -rf "$timings"' EXIT
 case "$dir" in "$root"/*) echo "refusing to write models inside the repository" >&2; exit 2 ;; esac
 mkdir -p "$dir/threads"
 
-wall() { awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0;
-                      for (i = 1; i <= n; ++i) s = s * 60 + p[i]; print s }' "$1"; }
-rss() { awk -F': ' '/Maximum resident set size/ { print $2 }' "$1"; }
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+. "$(dirname "$0")/timing.sh"
 
 f16_22=$dir/tinyllama-22l-f16.gguf
 f16_4=$dir/tinyllama-4l-f16.gguf

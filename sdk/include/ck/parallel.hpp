@@ -9,10 +9,17 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 
 #include "ck/export.hpp"
 
 namespace ck {
+
+// The most threads --threads or CKHOST_THREADS may ask for.
+inline constexpr unsigned max_threads = 4096;
+
+// A thread count as written in CKHOST_THREADS: a whole number from 1 to max_threads, or nullopt.
+CK_SDK_API std::optional<unsigned> parse_thread_count(const char* text) noexcept;
 
 // CPUs this process may run on (its affinity mask, e.g. under taskset or a Slurm allocation),
 // not the machine's total. At least 1.
