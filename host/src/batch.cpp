@@ -134,8 +134,12 @@ std::vector<std::string> job_command(const BatchSettings& settings, const BatchJ
     if (!settings.isa.empty()) args.push_back("--isa=" + settings.isa);
     // The batch's threads shared between the jobs running at once, so that --jobs never
     // oversubscribes the machine: 8 threads and --jobs 3 give each job 2.
-    const unsigned share = std::max(1u, settings.threads / std::max(1u, settings.parallel));
+    const unsigned jobs = std::max(1u, settings.parallel);
+    const unsigned share = std::max(1u, settings.threads / jobs);
     args.push_back("--threads=" + std::to_string(share));
+    if (settings.max_memory)
+        args.push_back("--max-memory=" +
+                       std::to_string(std::max<std::uint64_t>(1, settings.max_memory / jobs)));
     return args;
 }
 

@@ -1,6 +1,7 @@
 // `ckhost batch`: many conversions, N at a time, each in its own ckhost process (cli.md).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <iosfwd>
 #include <string>
@@ -19,7 +20,8 @@ struct BatchSettings {
     // Passed on to every job's ckhost.
     std::vector<std::string> plugin_dirs;
     std::string isa;
-    unsigned threads = 1;  // the batch's threads, divided between its running jobs
+    unsigned threads = 1;          // the batch's threads, divided between its running jobs
+    std::uint64_t max_memory = 0;  // the batch's --max-memory, divided the same way
 };
 
 // Runs the batch and prints the summary (text or JSON) on `out`, one line per finished job on

@@ -16,6 +16,7 @@
 #include "ck/parallel.hpp"
 #include "exit_codes.hpp"
 #include "inspect.hpp"
+#include "memory_budget.hpp"
 #include "pipeline.hpp"
 #include "plugins_command.hpp"
 #include "suggest.hpp"
@@ -47,7 +48,7 @@ const char* main_usage =
     "  ckhost batch jobs.txt --jobs 2      (jobs.txt: one 'PIPELINE INPUT OUTPUT' per line)\n"
     "\n"
     "Global options, before or after the command: --plugin-dir DIR (repeatable), --isa X,\n"
-    "--threads N, --quiet/-q, --json (e.g. ckhost --plugin-dir build plugins,\n"
+    "--threads N, --max-memory SIZE, --quiet/-q, --json (e.g. ckhost --plugin-dir build plugins,\n"
     "ckhost --json inspect F).\n"
     "Stage options go in brackets: gguf:repack[to=nf4,only=blk.*]:safetensors.\n"
     "Exit codes: 0 success, 1 input or conversion failed, 2 usage error, 3 plugin could not be\n"
@@ -57,6 +58,7 @@ struct Common {
     std::vector<std::string> plugin_dirs;
     std::string isa;
     long long threads = -1;  // -1: not given (CKHOST_THREADS, else the CPUs this process may use)
+    std::string max_memory;  // "": not given (CKHOST_MAX_MEMORY, else default_max_memory())
     bool quiet = false;
     bool json = false;
     bool help = false;
@@ -71,7 +73,10 @@ po::options_description global_options(Common& c) {
         "force a lower kernel variant: scalar|avx2|avx512 (sets CKHOST_ISA)")(
         "threads", po::value(&c.threads),
         "worker threads (default: CKHOST_THREADS, else the CPUs this process may use)")(
-        "quiet,q", po::bool_switch(&c.quiet), "no progress, no warnings on stderr")(
+        "max-memory", po::value(&c.max_memory),
+        "bytes of tensors computed ahead of the writer, e.g. 2G (default: CKHOST_MAX_MEMORY, "
+        "else a quarter of RAM)")("quiet,q", po::bool_switch(&c.quiet),
+                                  "no progress, no warnings on stderr")(
         "json", po::bool_switch(&c.json), "machine-readable output on stdout");
     return d;
 }
@@ -148,6 +153,16 @@ Split split_at_command(const std::vector<std::string>& args) {
     return split;
 }
 
+// --max-memory, else CKHOST_MAX_MEMORY, in bytes; 0 when neither is given (the default).
+std::uint64_t max_memory(const Common& c) {
+    const char* env = std::getenv("CKHOST_MAX_MEMORY");
+    const std::string text = !c.max_memory.empty() ? c.max_memory : env ? env : "";
+    if (text.empty()) return 0;
+    if (auto bytes = ckhost::parse_byte_size(text)) return *bytes;
+    throw ck::usage_error((c.max_memory.empty() ? "CKHOST_MAX_MEMORY=" : "--max-memory ") + text +
+                          ": expected a size such as 512M, 2G or 1.5T (at least 1 byte)");
+}
+
 // The global options that reach plugins through the environment (read once, when first used):
 // --isa sets CKHOST_ISA, --threads sets CKHOST_THREADS. Both must be set before any work.
 void apply_globals(const Common& c) {
@@ -167,6 +182,7 @@ void apply_globals(const Common& c) {
         throw ck::usage_error(std::string("CKHOST_THREADS=") + env +
                               ": expected a number from 1 to " + std::to_string(ck::max_threads));
     }
+    max_memory(c);  // refuse a malformed budget whatever the command
 }
 
 std::vector<fs::path> to_paths(const std::vector<std::string>& dirs) {
@@ -236,6 +252,7 @@ int convert_command(const std::vector<std::string>& args) {
             "-o -: writing to standard output is not supported; give a file path (./- for a "
             "file named '-')");
     apply_globals(c);
+    const std::uint64_t budget = max_memory(c);
 
     ckhost::PluginRegistry registry(to_paths(c.plugin_dirs));
     ckhost::Pipeline p(registry, pipeline);
@@ -244,7 +261,8 @@ int convert_command(const std::vector<std::string>& args) {
                                      force,
                                      update,
                                      !c.quiet && !c.json && ::isatty(STDERR_FILENO),
-                                     c.json};
+                                     c.json,
+                                     budget};
     std::signal(SIGINT, on_interrupt);
     std::signal(SIGTERM, on_interrupt);
     auto result = p.run(settings);
@@ -349,6 +367,8 @@ int batch_command(const std::vector<std::string>& args) {
     settings.plugin_dirs = c.plugin_dirs;
     settings.isa = c.isa;
     settings.threads = ck::thread_count();
+    settings.max_memory = max_memory(c);
+    if (settings.max_memory == 0) settings.max_memory = ckhost::default_max_memory();
     ckhost::PluginRegistry registry(to_paths(c.plugin_dirs));
     if (!c.quiet)
         for (const auto& w : registry.warnings()) std::cerr << "warning: " << w << "\n";

@@ -6,11 +6,13 @@
 #include <numeric>
 #include <ostream>
 #include <set>
+#include <string_view>
 
 #include "checksum.hpp"
 #include "ck/conventions/ckhost_keys.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/parallel.hpp"
+#include "memory_budget.hpp"
 #include "plugin_call.hpp"
 #include "progress.hpp"
 #include "suggest.hpp"
@@ -27,6 +29,20 @@ struct Pipeline::Stage {
     std::unique_ptr<ck::Reader> reader;
     std::unique_ptr<ck::Transform> transform;
     std::unique_ptr<ck::Writer> writer;
+    // What a transform declared it computes together (Transform::groups), and for each tensor
+    // of its header the group it belongs to (-1: none).
+    std::vector<ck::TensorGroup> groups;
+    std::vector<std::ptrdiff_t> group_of;
+};
+
+// A unit of the writer's work: one tensor, or a group the last transform computes at once.
+struct Pipeline::Item {
+    std::vector<std::size_t> members;   // final-header indices, in the group's order
+    std::vector<ck::TensorView> views;  // members' bytes once computed; each dropped once written
+    std::uint64_t cost = 0;             // planned bytes held while the item is in flight
+    std::size_t written = 0;
+    bool started = false;
+    std::unique_ptr<ck::Task> task;  // computing ahead on the pool
 };
 
 namespace {
@@ -128,6 +144,20 @@ void Pipeline::plan(const fs::path& input, const fs::path& output) {
         Stage& s = *stages_[k];
         headers_.push_back(
             call_plugin(s.spec.name, [&] { return s.transform->plan(headers_.back()); }));
+        s.groups = call_plugin(s.spec.name, [&] { return s.transform->groups(); });
+        s.group_of.assign(headers_.back().tensors.size(), -1);
+        for (std::size_t g = 0; g < s.groups.size(); ++g)
+            for (std::size_t index : s.groups[g]) {
+                if (index >= s.group_of.size() || s.group_of[index] != -1)
+                    throw ck::Error(
+                        "stage '" + s.spec.text + "' declared a tensor group with " +
+                            (index >= s.group_of.size()
+                                 ? "an index out of range (" + std::to_string(index) + ")"
+                                 : "tensor " + std::to_string(index) + " twice") +
+                            " (a plugin bug)",
+                        s.plugin->path.string(), {}, {}, ck::ErrorKind::plugin);
+                s.group_of[index] = static_cast<std::ptrdiff_t>(g);
+            }
     }
     Stage& last = *stages_.back();
     refuse_unknown_ckhost_keys(input);
@@ -167,19 +197,174 @@ void Pipeline::refuse_unknown_ckhost_keys(const fs::path& input) const {
     }
 }
 
-ck::TensorView Pipeline::fetch(std::size_t depth, std::size_t index) {
+ck::TensorView Pipeline::fetch(std::size_t depth, std::size_t index, GroupMemo& memo,
+                               std::vector<double>& seconds) {
     Stage& s = *stages_[depth];
     const auto started = std::chrono::steady_clock::now();
     ck::TensorView view;
+    const ck::Upstream upstream = [this, depth, &memo, &seconds](std::size_t i) {
+        return fetch(depth - 1, i, memo, seconds);
+    };
     if (depth == 0) {
         view = call_plugin(s.spec.name, [&] { return s.reader->tensor(index); });
-    } else {
-        ck::Upstream upstream = [this, depth](std::size_t i) { return fetch(depth - 1, i); };
+    } else if (s.group_of.at(index) < 0) {
         view = call_plugin(s.spec.name, [&] { return s.transform->apply(index, upstream); });
+    } else if (auto kept = memo.find({depth, index}); kept != memo.end()) {
+        view = std::move(kept->second);  // computed with an earlier member of its group
+        memo.erase(kept);
+        return view;
+    } else {
+        const ck::TensorGroup& group = s.groups[static_cast<std::size_t>(s.group_of[index])];
+        std::vector<ck::TensorView> views =
+            call_plugin(s.spec.name, [&] { return s.transform->apply_group(group, upstream); });
+        if (views.size() != group.size())
+            throw ck::Error("stage '" + s.spec.text + "' returned " + std::to_string(views.size()) +
+                                " tensors for a group of " + std::to_string(group.size()) +
+                                " (a plugin bug)",
+                            s.plugin->path.string(), {}, {}, ck::ErrorKind::plugin);
+        for (std::size_t m = 0; m < group.size(); ++m) {
+            if (group[m] == index)
+                view = std::move(views[m]);
+            else
+                memo[{depth, group[m]}] = std::move(views[m]);
+        }
     }
-    inclusive_seconds_.at(depth) +=
+    seconds.at(depth) +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return view;
+}
+
+std::string Pipeline::sequential_reason() const {
+    if (ck::thread_count() == 1) return "one thread";
+    for (std::size_t k = 0; k + 1 < stages_.size(); ++k)
+        if (!(stages_[k]->plugin->descriptor->flags & CK_PLUGIN_FLAG_CONCURRENT))
+            return "stage '" + stages_[k]->spec.name + "' is not declared concurrent";
+    return {};
+}
+
+void Pipeline::compute(Item& item) {
+    GroupMemo memo;
+    std::vector<double> seconds(stages_.size(), 0.0);
+    item.views.reserve(item.members.size());
+    for (std::size_t index : item.members) {
+        if (stop_.load(std::memory_order_relaxed)) return;
+        item.views.push_back(fetch(stages_.size() - 2, index, memo, seconds));
+    }
+    std::lock_guard lock(seconds_mutex_);
+    for (std::size_t k = 0; k + 1 < seconds.size(); ++k) inclusive_seconds_[k] += seconds[k];
+}
+
+json Pipeline::stream(const ConvertSettings& settings, ck::OutputSet& out) {
+    Stage& w = *stages_.back();
+    const ck::ModelHeader& final_header = headers_.back();
+    std::vector<std::size_t> order = call_plugin(w.spec.name, [&] { return w.writer->order(); });
+    if (order.empty()) {
+        order.resize(final_header.tensors.size());
+        std::iota(order.begin(), order.end(), 0);
+    }
+
+    // The writer's work as items: a tensor, or the whole group the last transform computes
+    // it with, in the order of each item's first tensor.
+    const Stage& last = *stages_[stages_.size() - 2];
+    std::vector<Item> items;
+    std::vector<std::size_t> item_of(final_header.tensors.size(), SIZE_MAX);
+    for (std::size_t index : order) {
+        if (item_of.at(index) != SIZE_MAX) continue;
+        Item item;
+        if (!last.group_of.empty() && last.group_of.at(index) >= 0)
+            item.members = last.groups[static_cast<std::size_t>(last.group_of[index])];
+        else
+            item.members = {index};
+        for (std::size_t m : item.members) item_of.at(m) = items.size();
+        items.push_back(std::move(item));
+    }
+    // An item's cost: its tensors' bytes at every stage (views of the input are resident once
+    // read; each transform's outputs are buffers until the writer is done with them).
+    std::vector<std::map<std::string_view, std::uint64_t>> bytes_by_name(headers_.size());
+    for (std::size_t k = 0; k < headers_.size(); ++k)
+        for (const ck::TensorInfo& t : headers_[k].tensors) bytes_by_name[k][t.name] = t.nbytes;
+    for (Item& item : items)
+        for (std::size_t m : item.members)
+            for (const auto& by_name : bytes_by_name)
+                if (auto it = by_name.find(final_header.tensors[m].name); it != by_name.end())
+                    item.cost += it->second;
+
+    const std::string reason = sequential_reason();
+    const bool ahead = reason.empty();
+    const std::size_t window = ahead ? ck::thread_count() : 1;
+    const std::uint64_t budget = settings.max_memory ? settings.max_memory : default_max_memory();
+    std::size_t next = 0, in_flight = 0, peak_items = 0;
+    std::uint64_t in_flight_bytes = 0, peak_bytes = 0;
+    auto start = [&](Item& item) {
+        item.started = true;
+        ++in_flight;
+        in_flight_bytes += item.cost;
+        peak_items = std::max(peak_items, in_flight);
+        peak_bytes = std::max(peak_bytes, in_flight_bytes);
+        if (ahead)
+            item.task = std::make_unique<ck::Task>([this, &item] { compute(item); });
+        else
+            compute(item);  // here, on this thread: the stages are not declared concurrent
+    };
+    // Starts the next items while they fit the window and the budget.
+    auto admit = [&] {
+        while (next < items.size() &&
+               (items[next].started ||
+                (in_flight < window && in_flight_bytes + items[next].cost <= budget))) {
+            if (!items[next].started) start(items[next]);
+            ++next;
+        }
+    };
+
+    // The writer's calls, timed (they run on this thread only).
+    auto call_writer = [&](auto&& fn) {
+        const auto started = std::chrono::steady_clock::now();
+        call_plugin(w.spec.name, fn);
+        inclusive_seconds_.back() +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    };
+    Progress progress(settings.progress, final_header.total_bytes());
+    std::uint64_t done = 0;
+    stop_ = false;
+    try {
+        call_writer([&] { w.writer->begin(out); });
+        for (std::size_t index : order) {
+            const ck::TensorInfo& t = final_header.tensors.at(index);
+            Item& item = items[item_of[index]];
+            if (!item.started) start(item);  // needed now, whatever the budget says
+            admit();
+            progress.update(done, t.name);
+            if (item.task) item.task->wait();
+            const std::size_t slot = static_cast<std::size_t>(
+                std::find(item.members.begin(), item.members.end(), index) - item.members.begin());
+            const ck::TensorView view = std::exchange(item.views.at(slot), {});
+            call_writer([&] { w.writer->write(index, view); });
+            done += t.nbytes;
+            if (++item.written == item.members.size()) {
+                item.task.reset();
+                item.views.clear();
+                --in_flight;
+                in_flight_bytes -= item.cost;
+            }
+            ck::throw_if_interrupted();
+            admit();
+        }
+        call_writer([&] { w.writer->finish(); });
+    } catch (...) {
+        // Workers see the flag between tensors; ~Task waits for each one still running, so no
+        // worker outlives the stages it calls.
+        stop_ = true;
+        items.clear();
+        throw;
+    }
+    progress.finish();
+    json summary = {{"concurrent", ahead},
+                    {"window", window},
+                    {"max_memory", budget},
+                    {"peak_tensors", peak_items},
+                    {"peak_bytes", peak_bytes}};
+    if (!ahead) summary["why_not"] = reason;
+    return summary;
 }
 
 json Pipeline::plan_json() const {
@@ -267,36 +452,14 @@ ConvertResult Pipeline::run(const ConvertSettings& settings) {
     report["plan"] = plan_json();
 
     if (!settings.dry_run && !up_to_date) {
-        Stage& w = *stages_.back();
-        const ck::ModelHeader& final_header = headers_.back();
-        std::vector<std::size_t> order =
-            call_plugin(w.spec.name, [&] { return w.writer->order(); });
-        if (order.empty()) {
-            order.resize(final_header.tensors.size());
-            std::iota(order.begin(), order.end(), 0);
-        }
-        Progress progress(settings.progress, final_header.total_bytes());
-        std::uint64_t done = 0;
         inclusive_seconds_.assign(stages_.size(), 0.0);
-        const auto writer_started = std::chrono::steady_clock::now();
-        call_plugin(w.spec.name, [&] { w.writer->begin(out); });
-        for (std::size_t index : order) {
-            const ck::TensorInfo& t = final_header.tensors.at(index);
-            progress.update(done, t.name);
-            ck::TensorView view = fetch(stages_.size() - 2, index);
-            call_plugin(w.spec.name, [&] { w.writer->write(index, view); });
-            done += t.nbytes;
-            ck::throw_if_interrupted();
-        }
-        call_plugin(w.spec.name, [&] { w.writer->finish(); });
-        inclusive_seconds_.back() =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - writer_started)
-                .count();
-        // Each stage's own time: its calls minus the upstream calls they made.
-        for (std::size_t k = stages_.size(); k-- > 1;)
-            report["stages"][k]["seconds"] = inclusive_seconds_[k] - inclusive_seconds_[k - 1];
+        report["compute_ahead"] = stream(settings, out);
+        // Each stage's own time, summed over the threads that called it: its calls minus the
+        // upstream calls they made. The writer's calls make none.
         report["stages"][0]["seconds"] = inclusive_seconds_[0];
-        progress.finish();
+        for (std::size_t k = 1; k + 1 < stages_.size(); ++k)
+            report["stages"][k]["seconds"] = inclusive_seconds_[k] - inclusive_seconds_[k - 1];
+        report["stages"].back()["seconds"] = inclusive_seconds_.back();
         out.commit();
         if (settings.checksums) {
             json checksums = json::object();

@@ -2,8 +2,12 @@
 // output byte and then streamed tensor by tensor.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -24,6 +28,9 @@ struct ConvertSettings : Conversion {
     bool update = false;
     bool progress = false;   // draw progress on stderr
     bool checksums = false;  // SHA-256 of every output in the report (costs one more read)
+    // Bytes of tensors computed ahead of the writer, at most (--max-memory); one tensor (or
+    // group) is always allowed, however large.
+    std::uint64_t max_memory = 0;  // 0: default_max_memory()
 };
 
 struct ConvertResult {
@@ -54,7 +61,16 @@ class Pipeline {
 
   private:
     struct Stage;
-    ck::TensorView fetch(std::size_t depth, std::size_t index);
+    struct Item;
+    // Results of a group computed for one tensor and not asked for yet, by (depth, index).
+    using GroupMemo = std::map<std::pair<std::size_t, std::size_t>, ck::TensorView>;
+    ck::TensorView fetch(std::size_t depth, std::size_t index, GroupMemo& memo,
+                         std::vector<double>& seconds);
+    // Why tensors cannot be computed ahead on several threads, or "" when they can.
+    std::string sequential_reason() const;
+    // Writes every tensor in the writer's order, computing ahead on the pool when allowed.
+    nlohmann::json stream(const ConvertSettings& settings, ck::OutputSet& out);
+    void compute(Item& item);
     void refuse_unknown_ckhost_keys(const std::filesystem::path& input) const;
     nlohmann::json plan_json() const;
 
@@ -65,6 +81,8 @@ class Pipeline {
     // Seconds spent inside each stage's calls, upstream calls included (fetch nests), for the
     // report's per-stage times.
     std::vector<double> inclusive_seconds_;
+    std::mutex seconds_mutex_;
+    std::atomic<bool> stop_{false};  // a tensor failed or the run is over: workers stop early
 };
 
 }  // namespace ckhost

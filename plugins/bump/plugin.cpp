@@ -26,7 +26,8 @@ const ck_plugin_descriptor descriptor = ck::describe_plugin(
     options,
     {.probe = has_magic,
      .create_reader = ck::reader_factory<BumpReader>,
-     .create_writer = ck::writer_factory<BumpWriter>});
+     .create_writer = ck::writer_factory<BumpWriter>,
+     .flags = CK_PLUGIN_FLAG_CONCURRENT});
 
 }  // namespace
 

@@ -129,7 +129,8 @@ const ck_plugin_descriptor descriptor = ck::describe_plugin(
      "dequantize tensors to f32, f16 or bf16 (bit-identical to ggml's to_float)"},
     options,
     {.create_transform = ck::transform_factory<Dequant>,
-     .kernel_variant = ck::kernels::plugin_dequant_variant});
+     .kernel_variant = ck::kernels::plugin_dequant_variant,
+     .flags = CK_PLUGIN_FLAG_CONCURRENT});
 
 }  // namespace
 

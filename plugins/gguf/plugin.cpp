@@ -14,7 +14,8 @@ const ck_plugin_descriptor descriptor = ck::describe_plugin(
      "exact layout"},
     {.probe = looks_like_gguf,
      .create_reader = ck::reader_factory<GgufReader>,
-     .create_writer = ck::writer_factory<GgufWriter>});
+     .create_writer = ck::writer_factory<GgufWriter>,
+     .flags = CK_PLUGIN_FLAG_CONCURRENT});
 
 }  // namespace
 

@@ -31,7 +31,8 @@ const ck_plugin_descriptor descriptor = ck::describe_plugin(
     {.probe = looks_like_gguflite,
      .create_reader = ck::reader_factory<GgufLiteReader>,
      .create_writer = ck::writer_factory<GgufLiteWriter>,
-     .kernel_variant = ck::kernels::plugin_dequant_variant});
+     .kernel_variant = ck::kernels::plugin_dequant_variant,
+     .flags = CK_PLUGIN_FLAG_CONCURRENT});
 
 }  // namespace
 

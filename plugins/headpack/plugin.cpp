@@ -13,7 +13,9 @@ const ck_plugin_descriptor descriptor = ck::describe_plugin(
     {"headpack", "1.0.0",
      "pads each attention head of attn_q/k/v (and biases) with zero rows to an aligned head "
      "size"},
-    options, {.create_transform = ck::transform_factory<ckplugin::headpack::Headpack>});
+    options,
+    {.create_transform = ck::transform_factory<ckplugin::headpack::Headpack>,
+     .flags = CK_PLUGIN_FLAG_CONCURRENT});
 
 }  // namespace
 

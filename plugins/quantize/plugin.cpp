@@ -130,7 +130,8 @@ const ck_plugin_descriptor descriptor = ck::describe_plugin(
      "quantize float tensors to q8_0 or q4_0 (bit-identical to ggml's reference quantizers)"},
     options,
     {.create_transform = ck::transform_factory<Quantize>,
-     .kernel_variant = ck::kernels::plugin_dequant_variant});
+     .kernel_variant = ck::kernels::plugin_dequant_variant,
+     .flags = CK_PLUGIN_FLAG_CONCURRENT});
 
 }  // namespace
 

@@ -22,7 +22,8 @@ const ck_plugin_descriptor descriptor = ck::describe_plugin(
      "block by block, with an accuracy report"},
     options,
     {.create_transform = ck::transform_factory<ckplugin::repack::RepackTransform>,
-     .kernel_variant = ck::kernels::plugin_repack_variant});
+     .kernel_variant = ck::kernels::plugin_repack_variant,
+     .flags = CK_PLUGIN_FLAG_CONCURRENT});
 
 }  // namespace
 

@@ -161,6 +161,7 @@ RepackTransform::Result RepackTransform::repack(std::size_t job_index, const Ten
     });
     kernels::RepackError error;
     for (const kernels::RepackError& e : errors) error.add(e);
+    std::lock_guard lock(report_mutex_);
     if (!job.measured) {
         job.measured = true;
         report_.done(job_index, error);
@@ -171,15 +172,27 @@ RepackTransform::Result RepackTransform::repack(std::size_t job_index, const Ten
 TensorView RepackTransform::apply(std::size_t index, const Upstream& upstream) {
     const Output& out = outputs_.at(index);
     if (out.role == Role::pass) return upstream(out.source);
-    if (out.role == Role::scales && pending_job_ == out.job) {
-        pending_job_.reset();
-        return std::exchange(pending_scales_, {});
-    }
+    // Asked for one half alone (the host asks for both through apply_group): the other half
+    // is computed too and dropped.
     Result r = repack(out.job, upstream(out.source));
-    if (out.role == Role::scales) return r.scales;
-    pending_job_ = out.job;
-    pending_scales_ = std::move(r.scales);
-    return r.codes;
+    return out.role == Role::scales ? r.scales : r.codes;
+}
+
+std::vector<TensorGroup> RepackTransform::groups() const {
+    std::vector<TensorGroup> groups;
+    for (std::size_t i = 0; i < outputs_.size(); ++i)
+        if (outputs_[i].role == Role::codes) groups.push_back({i, i + 1});  // scales follow
+    return groups;
+}
+
+std::vector<TensorView> RepackTransform::apply_group(const TensorGroup& members,
+                                                     const Upstream& upstream) {
+    const Output& first = outputs_.at(members.at(0));
+    if (members.size() != 2 || first.role != Role::codes ||
+        outputs_.at(members[1]).job != first.job || outputs_[members[1]].role != Role::scales)
+        return Transform::apply_group(members, upstream);
+    Result r = repack(first.job, upstream(first.source));
+    return {std::move(r.codes), std::move(r.scales)};
 }
 
 }  // namespace ckplugin::repack

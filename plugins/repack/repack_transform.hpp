@@ -4,6 +4,7 @@
 // and which were not and why.
 #pragma once
 
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,10 @@ class RepackTransform final : public Transform {
     RepackTransform(const Options& options, Context& context);
     ModelHeader plan(const ModelHeader& in) override;
     TensorView apply(std::size_t index, const Upstream& upstream) override;
+    // Each repacked weight's codes and scales: one computation gives both.
+    std::vector<TensorGroup> groups() const override;
+    std::vector<TensorView> apply_group(const TensorGroup& members,
+                                        const Upstream& upstream) override;
 
   private:
     enum class Role { pass, codes, scales };
@@ -53,11 +58,10 @@ class RepackTransform final : public Transform {
     std::string source_file_;
     std::vector<Output> outputs_;
     std::vector<Job> jobs_;
+    // Tensors are repacked on several threads at once: the report and the jobs' `measured`
+    // flags are shared.
+    std::mutex report_mutex_;
     RepackReport report_;
-    // The scales of the last repacked tensor, until the writer asks for them (right after the
-    // codes in header order; a writer with another order makes the transform run twice).
-    std::optional<std::size_t> pending_job_;
-    TensorView pending_scales_;
 };
 
 }  // namespace ckplugin::repack

@@ -14,6 +14,7 @@ const ck_plugin_descriptor descriptor = ck::describe_plugin(
      "metadata and repacked Int8/NF4 pairs in __metadata__"},
     {.probe = st::looks_like_safetensors,
      .create_reader = ck::reader_factory<st::SafetensorsReader>,
-     .create_writer = ck::writer_factory<st::SafetensorsWriter>});
+     .create_writer = ck::writer_factory<st::SafetensorsWriter>,
+     .flags = CK_PLUGIN_FLAG_CONCURRENT});
 
 CK_PLUGIN_ENTRY(descriptor)

@@ -20,12 +20,15 @@ void Context::report(std::string key, std::string json_value) {
 }
 
 void RecordingContext::warn(std::string message) {
+    std::lock_guard lock(mutex_);
     warnings_.push_back(std::move(message));
 }
 void RecordingContext::note(std::string message) {
+    std::lock_guard lock(mutex_);
     notes_.push_back(std::move(message));
 }
 void RecordingContext::record_report(std::string key, std::string json_value) {
+    std::lock_guard lock(mutex_);
     reports_[std::move(key)] = std::move(json_value);
 }
 

@@ -7,8 +7,11 @@
 
 #include <cstdlib>
 
+#include <exception>
+
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
+#include <tbb/task_group.h>
 
 namespace ck {
 namespace {
@@ -60,6 +63,57 @@ void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) {
             },
             tbb::simple_partitioner());
     });
+}
+
+struct Task::State {
+    std::function<void()> fn;
+    std::exception_ptr error;
+    bool background = false;
+    bool done = false;
+    tbb::task_group group;
+};
+
+Task::Task(std::function<void()> fn) : state_(std::make_unique<State>()) {
+    state_->fn = std::move(fn);
+    if (thread_count() == 1) return;
+    state_->background = true;
+    State* state = state_.get();
+    // task_group rather than an arena's enqueue: whoever waits for the group runs its pending
+    // task, or helps with the task's own parallel_for, instead of sleeping.
+    arena().execute([state] {
+        state->group.run([state] {
+            try {
+                state->fn();
+            } catch (...) {
+                state->error = std::current_exception();
+            }
+        });
+    });
+}
+
+Task::~Task() {
+    if (state_->background && !state_->done) {
+        State* state = state_.get();
+        arena().execute([state] { state->group.wait(); });
+    }
+}
+
+void Task::wait() {
+    State& s = *state_;
+    if (!s.done) {
+        s.done = true;
+        if (s.background) {
+            State* state = &s;
+            arena().execute([state] { state->group.wait(); });
+        } else {
+            try {
+                s.fn();
+            } catch (...) {
+                s.error = std::current_exception();
+            }
+        }
+    }
+    if (s.error) std::rethrow_exception(s.error);
 }
 
 }  // namespace ck

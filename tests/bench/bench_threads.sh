@@ -6,7 +6,8 @@
 #   - its Q8_0 version (1.17 GB), for repack to Int8;
 #   - the 4-layer F16 model (614 MB), for GGUF-lite's q4 scheme;
 #   - the main job's Q4_K_M model (667 MB), for gguf:headpack:bump (with OLD=BUILD_DIR, also
-#     the ckhost of another build, to compare with the previous version).
+#     the ckhost of another build, to compare with the previous version);
+# and the Q8_0 quantization once more with a small --max-memory (BUDGET, default 64M).
 #
 #   tests/bench/bench_threads.sh [BUILD_DIR]   (default: build; RUNS=3 DIR=/tmp/ckhost-bench)
 set -euo pipefail
@@ -68,6 +69,13 @@ bench "$f16_22" 'gguf:quantize[to=q4_0]:gguf' "$dir/threads/q4_0.gguf"
 bench "$q8" 'gguf:repack[to=int8]:safetensors' "$dir/threads/int8.safetensors"
 bench "$f16_4" 'gguf:gguflite[scheme=q4]' "$dir/threads/q4.glft"
 bench "$q4km" 'gguf:headpack:bump' "$dir/threads/bump/"
+# The memory budget: the Q8_0 quantization again with the most threads and a small
+# --max-memory (BUDGET, default 64M): peak RSS stays at about the budget plus one tensor.
+budget=${BUDGET:-64M}
+echo "gguf:quantize[to=q8_0]:gguf with --max-memory $budget"
+for t in $threads; do :; done
+measure "--threads $t" "$ckhost" "$f16_22" 'gguf:quantize[to=q8_0]:gguf' "$dir/threads/q8_0.gguf" \
+    --threads "$t" --max-memory "$budget"
 if [ -n "${OLD:-}" ]; then
     echo "gguf:headpack:bump with the ckhost of $OLD"
     measure "old build" "$OLD/bin/ckhost" "$q4km" 'gguf:headpack:bump' "$dir/threads/bump-old/"

@@ -68,7 +68,7 @@ BOOST_AUTO_TEST_CASE(listing_shows_skipped_plugins_with_reasons) {
     BOOST_TEST(by_name["testkit"]["loaded"].get<bool>());
     BOOST_TEST(by_name["gguf"]["loaded"].get<bool>());
     BOOST_TEST(by_name["gguf"]["kinds"].get<std::string>() == "reader, writer");
-    BOOST_TEST(by_name["gguf"]["abi_version"].get<unsigned>() == 2u);
+    BOOST_TEST(by_name["gguf"]["abi_version"].get<unsigned>() == CK_PLUGIN_ABI_VERSION);
 
     auto text = cktest::run_ckhost({"plugins", "--plugin-dir", plugin_dir()});
     BOOST_TEST(text.exit_code == 0);
@@ -126,20 +126,23 @@ BOOST_AUTO_TEST_CASE(plugins_of_another_toolchain_or_with_a_short_descriptor_are
 
 BOOST_AUTO_TEST_CASE(the_listing_shows_each_plugins_flags) {
     auto by_name = plugins_by_name({"plugins", "--json", "--plugin-dir", plugin_dir()});
-    // Every built-in plugin is declared not concurrent (for now); the stateless test plugin is.
+    // Every built-in plugin is declared concurrent (audited: their reader, transform and
+    // apply_group calls keep no state between tensors, or lock what they share); testkit is not.
     for (const char* name : {"gguf", "bump", "dequant", "quantize", "headpack", "gguflite",
-                             "repack", "safetensors", "testkit"}) {
+                             "repack", "safetensors", "passthrough", "testkit_concurrent"}) {
         BOOST_TEST_REQUIRE(by_name[name]["loaded"].get<bool>(), name);
-        BOOST_TEST(!by_name[name]["flags"]["concurrent"].get<bool>(), name);
+        BOOST_TEST(by_name[name]["flags"]["concurrent"].get<bool>(), name);
         BOOST_TEST(by_name[name]["toolchain"].get<std::string>() == this_toolchain(), name);
     }
-    BOOST_TEST(by_name["passthrough"]["flags"]["concurrent"].get<bool>());
+    BOOST_TEST(!by_name["testkit"]["flags"]["concurrent"].get<bool>());
 
+    const std::string abi = "  ABI " + std::to_string(CK_PLUGIN_ABI_VERSION);
     auto text = cktest::run_ckhost({"plugins", "--plugin-dir", plugin_dir()});
-    BOOST_TEST(contains(text.out, "gguf  (reader, writer)  version 1.0.0  ABI 2  concurrent: no\n"),
-               text.out);
     BOOST_TEST(
-        contains(text.out, "passthrough  (transform)  version 0.0.1  ABI 2  concurrent: yes\n"),
+        contains(text.out, "gguf  (reader, writer)  version 1.0.0" + abi + "  concurrent: yes\n"),
+        text.out);
+    BOOST_TEST(
+        contains(text.out, "testkit  (transform)  version 0.0.1" + abi + "  concurrent: no\n"),
         text.out);
     // And the concurrent one converts like any other.
     cktest::TempDir out;

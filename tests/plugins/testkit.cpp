@@ -2,8 +2,13 @@
 // ck::Error, a foreign std::exception, or a non-exception object), sleeps per tensor, or
 // truncates the pipeline's input file just before handing out tensor N, so the host's failure,
 // cleanup, Ctrl-C and changed-input paths can be exercised on real conversions.
+//
+// Built twice: `testkit` does not declare CK_PLUGIN_FLAG_CONCURRENT and fails loudly if the
+// host ever calls it from two threads at once; `testkit_concurrent` (TESTKIT_CONCURRENT)
+// declares the flag, so the same paths run with tensors computed ahead on the pool.
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <stdexcept>
 #include <thread>
@@ -24,11 +29,13 @@ class Testkit final : public ck::Transform {
           truncate_at_(o.get_u64("truncate_at", UINT64_MAX)),
           truncate_to_(o.get_u64("truncate_to", 0)),
           report_(o.get("report")),
+          groups_(o.get("groups")),
           context_(context) {}
 
     ck::ModelHeader plan(const ck::ModelHeader& in) override {
         if (fail_in_plan_) throw std::logic_error("testkit refuses to plan");
         source_ = in.source;
+        tensor_count_ = in.tensors.size();
         if (report_ == "garbage") context_.report("testkit", "{not json");
         if (report_ == "valid") {
             context_.report("testkit", R"({"ok": true})");
@@ -37,7 +44,32 @@ class Testkit final : public ck::Transform {
         return in;
     }
 
+    // groups=pairs: tensors 0+1, 2+3, ... are computed together (through the default
+    // apply_group); groups=overlap and groups=outside declare groups the host must refuse.
+    std::vector<ck::TensorGroup> groups() const override {
+        std::vector<ck::TensorGroup> groups;
+        if (groups_ == "pairs")
+            for (std::size_t i = 0; i + 1 < tensor_count_; i += 2) groups.push_back({i, i + 1});
+        if (groups_ == "overlap") groups = {{0, 1}, {1, 2}};
+        if (groups_ == "outside") groups = {{0, tensor_count_}};
+        return groups;
+    }
+
     ck::TensorView apply(std::size_t index, const ck::Upstream& upstream) override {
+#ifndef TESTKIT_CONCURRENT
+        struct Entered {
+            std::atomic<int>& count;
+            explicit Entered(std::atomic<int>& c) : count(c) {
+                if (++count != 1) {
+                    --count;
+                    throw ck::Error(
+                        "testkit was called from two threads at once, but it does "
+                        "not declare itself concurrent (a host bug)");
+                }
+            }
+            ~Entered() { --count; }
+        } entered(calls_in_progress_);
+#endif
         if (sleep_ms_) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms_));
         if (index == fail_at_) {
             if (fail_with_ == "ck")
@@ -60,7 +92,10 @@ class Testkit final : public ck::Transform {
     std::uint64_t truncate_to_;
     std::string source_;
     std::string report_;
+    std::string groups_;
+    std::size_t tensor_count_ = 0;
     ck::Context& context_;
+    std::atomic<int> calls_in_progress_{0};
 };
 
 const ck_option_descriptor options[] = {
@@ -72,11 +107,20 @@ const ck_option_descriptor options[] = {
      "truncate the input file before handing out tensor N"},
     {"truncate_to", CK_STAGE_TRANSFORM, "0", nullptr, "the size truncate_at leaves"},
     {"report", CK_STAGE_TRANSFORM, nullptr, "garbage|valid", "report a JSON value from plan()"},
+    {"groups", CK_STAGE_TRANSFORM, nullptr, "pairs|overlap|outside",
+     "declare tensor groups: 0+1, 2+3, ... (pairs) or invalid ones"},
 };
 
+#ifdef TESTKIT_CONCURRENT
+const ck_plugin_descriptor descriptor = ck::describe_plugin(
+    {"testkit_concurrent", "0.0.1", "test-only pass-through transform, declared concurrent"},
+    options,
+    {.create_transform = ck::transform_factory<Testkit>, .flags = CK_PLUGIN_FLAG_CONCURRENT});
+#else
 const ck_plugin_descriptor descriptor =
     ck::describe_plugin({"testkit", "0.0.1", "test-only pass-through transform"}, options,
                         {.create_transform = ck::transform_factory<Testkit>});
+#endif
 
 }  // namespace
 

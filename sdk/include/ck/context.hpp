@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,9 @@ class CK_SDK_API Context {
     virtual void record_report(std::string key, std::string json_value) = 0;
 };
 
-// The Context the host (and a test driving a stage in process) creates and reads back.
+// The Context the host (and a test driving a stage in process) creates and reads back. Plugins
+// may call it from any thread (the host computes several tensors at once); read it back only
+// when no stage is running.
 class CK_SDK_API RecordingContext final : public Context {
   public:
     void warn(std::string message) override;
@@ -42,6 +45,7 @@ class CK_SDK_API RecordingContext final : public Context {
 
   private:
     void record_report(std::string key, std::string json_value) override;
+    std::mutex mutex_;
     std::vector<std::string> warnings_;
     std::vector<std::string> notes_;
     std::map<std::string, std::string> reports_;

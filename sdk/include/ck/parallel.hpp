@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 
 #include "ck/export.hpp"
@@ -48,5 +49,25 @@ void parallel_chunks(std::size_t total, std::size_t chunk, Fn&& fn) {
         fn(begin, begin + chunk < total ? begin + chunk : total);
     });
 }
+
+// Work started on the pool now and collected later: the host computes tensors ahead while the
+// writer writes. With one thread nothing runs in the background: fn runs inside wait().
+class CK_SDK_API Task {
+  public:
+    explicit Task(std::function<void()> fn);
+    // Waits for fn when it was started and not yet waited for; its exception is dropped
+    // (wait() is where errors are collected).
+    ~Task();
+    Task(const Task&) = delete;
+    Task& operator=(const Task&) = delete;
+
+    // Returns once fn has returned; the caller takes part in the pool's work meanwhile.
+    // Rethrows what fn threw. Calling it again returns (or rethrows) at once.
+    void wait();
+
+  private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
 
 }  // namespace ck

@@ -35,7 +35,7 @@
 // Bump whenever anything a plugin sees changes layout or meaning: this struct, the stage
 // interfaces, ModelHeader, Metadata, TensorView, Options, Context, OutputSet, Error.
 // tests/unit/test_abi_layout.cpp pins those layouts; libcksdk's SOVERSION follows this number.
-#define CK_PLUGIN_ABI_VERSION 2u
+#define CK_PLUGIN_ABI_VERSION 3u
 #define CK_PLUGIN_DESCRIPTOR_SYMBOL "ckhost_plugin_descriptor"
 
 // The toolchain fingerprint's values, as the including translation unit is compiled. Clang
@@ -112,9 +112,11 @@ struct ck_option_descriptor {
 
 // Bits of ck_plugin_descriptor::flags. The host ignores bits it does not know.
 enum ck_plugin_flag : std::uint64_t {
-    // The plugin's stages may be called concurrently from several threads, each thread on its
-    // own stage objects and tensors (no state shared between objects without locking). Not
-    // used yet: a later parallel runner will rely on it. Leave it unset unless that is true.
+    // Reader::tensor, Transform::apply and Transform::apply_group of one stage object may run
+    // on several threads at once, for different tensors or the same one; so may calls on
+    // different objects of the plugin. The host then computes tensors ahead on the pool while
+    // the writer writes (writers are always called from one thread, in order). Leave it unset
+    // unless that is true: without it the host makes every call from one thread, in turn.
     CK_PLUGIN_FLAG_CONCURRENT = 1u,
 };
 

@@ -5,6 +5,8 @@
 //   Writer::prepare         -> every check, order and layout fixed; nothing written
 //   Writer::begin           -> output files created through the host's OutputSink
 //   for each tensor in Writer::order():  Reader::tensor -> Transform::apply... -> Writer::write
+//     (plugins declaring CK_PLUGIN_FLAG_CONCURRENT get several tensors computed at once, on
+//     the pool; Writer::write still receives them one at a time, strictly in order)
 //   Writer::finish          -> headers and checksums patched; the host commits the outputs
 //
 // Only ck::Error may leave any of these calls.
@@ -37,12 +39,28 @@ class Reader {
 // Fetches tensor `index` of the previous stage's header.
 using Upstream = std::function<TensorView(std::size_t index)>;
 
+// Indices of tensors of a planned header that one computation produces together.
+using TensorGroup = std::vector<std::size_t>;
+
 class Transform {
   public:
     virtual ~Transform() = default;
     virtual ModelHeader plan(const ModelHeader& in) = 0;
     // Produces tensor `index` of the planned header, pulling what it needs from upstream.
     virtual TensorView apply(std::size_t index, const Upstream& upstream) = 0;
+    // The tensors of plan()'s header that one computation produces together (a repacked
+    // weight's codes and its scales), declared instead of keeping one result aside between
+    // apply() calls. Asked once, after plan(); a tensor belongs to one group at most. The host
+    // then asks for a group's tensors only through apply_group, once per group.
+    virtual std::vector<TensorGroup> groups() const { return {}; }
+    // Produces every tensor of one of groups()'s groups, in the group's order.
+    virtual std::vector<TensorView> apply_group(const TensorGroup& members,
+                                                const Upstream& upstream) {
+        std::vector<TensorView> views;
+        views.reserve(members.size());
+        for (std::size_t index : members) views.push_back(apply(index, upstream));
+        return views;
+    }
 };
 
 class Writer {
