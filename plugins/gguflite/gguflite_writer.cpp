@@ -4,6 +4,7 @@
 #include <cstring>
 #include <iostream>
 #include <limits>
+#include <memory>
 
 #include "ck/error.hpp"
 #include "ck/kernels/float_convert.hpp"
@@ -21,8 +22,8 @@ namespace {
 
 // Values converted per step: small enough to stay in cache, large enough to amortise calls.
 constexpr std::uint64_t chunk_elements = 1u << 16;
-// Pool items per step: a step (16 items, 4 MiB of f32 values) is converted in parallel, then
-// written out in order before the next one starts.
+// Pool items per step: a step (16 items, 4 MiB of f32 values) is converted in parallel and
+// written out in order while the next step is converted (two buffers, see in_steps).
 constexpr std::uint64_t items_per_step = 16;
 // Bytes copied per step when a tensor passes through unchanged.
 constexpr std::uint64_t copy_chunk_bytes = 4u << 20;
@@ -44,6 +45,24 @@ fs::path output_path(const fs::path& destination, const ModelHeader& header) {
 
 std::span<const std::byte> as_bytes_of(const void* data, std::size_t size) {
     return {static_cast<const std::byte*>(data), size};
+}
+
+// Runs compute(step, buffer) for steps 0..count-1 and emit(step, buffer) for each in order,
+// computing step k+1 on the pool (into the other of two buffers) while this thread emits
+// step k: the copy into the page cache no longer idles the other threads.
+template <class Compute, class Emit>
+void in_steps(std::uint64_t count, Compute compute, Emit emit) {
+    if (count == 0) return;
+    auto start = [&](std::uint64_t step) {
+        return std::make_unique<ck::Task>([&compute, step] { compute(step, step % 2); });
+    };
+    std::unique_ptr<ck::Task> current = start(0);
+    for (std::uint64_t step = 0; step < count; ++step) {
+        current->wait();
+        std::unique_ptr<ck::Task> next = step + 1 < count ? start(step + 1) : nullptr;
+        emit(step, step % 2);
+        current = std::move(next);
+    }
 }
 
 }  // namespace
@@ -183,24 +202,30 @@ void GgufLiteWriter::encode_floats(const TensorPlan& p, SourceValues& source,
     const std::uint64_t block = source.block_size();
     const std::uint64_t item = std::max<std::uint64_t>(chunk_elements / block, 1) * block;
     const std::uint64_t step = item * items_per_step;
-    std::vector<float> values(step);
-    std::vector<std::uint16_t> halves(p.dtype == Dtype::f16 ? step : 0);
-    for (std::uint64_t first = 0; first < p.elements; first += step) {
-        const std::uint64_t n = std::min(step, p.elements - first);
-        // Items of whole source blocks go to the pool; the step is written out in order.
-        ck::parallel_chunks(n, item, [&](std::size_t begin, std::size_t end) {
-            source.read(first + begin, end - begin, values.data() + begin);
-            if (p.dtype == Dtype::f16)
-                for (std::size_t i = begin; i < end; ++i)
-                    halves[i] = kernels::f32_to_f16(values[i]);
-        });
-        if (p.dtype == Dtype::f32)
-            file_->write(values.data(), n * sizeof(float));
-        else
-            file_->write(halves.data(), n * sizeof(std::uint16_t));
-        const auto used = source.bytes_of(first, n);
-        pages.release_before(used.data() + used.size());
-    }
+    std::vector<float> values[2] = {std::vector<float>(step), std::vector<float>(step)};
+    const std::size_t half_count = p.dtype == Dtype::f16 ? step : 0;
+    std::vector<std::uint16_t> halves[2] = {std::vector<std::uint16_t>(half_count),
+                                            std::vector<std::uint16_t>(half_count)};
+    in_steps((p.elements + step - 1) / step,
+             [&](std::uint64_t k, std::size_t b) {
+                 const std::uint64_t first = k * step, n = std::min(step, p.elements - first);
+                 // Items of whole source blocks go to the pool.
+                 ck::parallel_chunks(n, item, [&](std::size_t begin, std::size_t end) {
+                     source.read(first + begin, end - begin, values[b].data() + begin);
+                     if (p.dtype == Dtype::f16)
+                         for (std::size_t i = begin; i < end; ++i)
+                             halves[b][i] = kernels::f32_to_f16(values[b][i]);
+                 });
+             },
+             [&](std::uint64_t k, std::size_t b) {
+                 const std::uint64_t first = k * step, n = std::min(step, p.elements - first);
+                 if (p.dtype == Dtype::f32)
+                     file_->write(values[b].data(), n * sizeof(float));
+                 else
+                     file_->write(halves[b].data(), n * sizeof(std::uint16_t));
+                 const auto used = source.bytes_of(first, n);
+                 pages.release_before(used.data() + used.size());
+             });
 }
 
 // Scales come first in the file but are known only once every row has been quantized: their
@@ -212,30 +237,42 @@ void GgufLiteWriter::encode_quantized(const TensorPlan& p, SourceValues& source,
     const std::uint64_t cols = layout.cols;
     const std::uint64_t rows_per_item = std::max<std::uint64_t>(chunk_elements / cols, 1);
     const std::uint64_t rows_per_step = rows_per_item * items_per_step;
-    std::vector<float> values(rows_per_step * cols);
-    std::vector<std::uint8_t> packed(rows_per_step * layout.row_value_bytes);
+    // Each of the two step buffers: its values (per item, rows_per_item rows) and its codes.
+    std::vector<float> values[2] = {std::vector<float>(rows_per_step * cols),
+                                    std::vector<float>(rows_per_step * cols)};
+    std::vector<std::uint8_t> packed[2] = {
+        std::vector<std::uint8_t>(rows_per_step * layout.row_value_bytes),
+        std::vector<std::uint8_t>(rows_per_step * layout.row_value_bytes)};
     std::vector<std::uint16_t> scales(layout.rows * layout.scales_per_row);
     const std::uint64_t start = file_->size();
     file_->write_zeros(layout.scale_bytes());
-    for (std::uint64_t row = 0; row < layout.rows; row += rows_per_step) {
-        const std::uint64_t n = std::min(rows_per_step, layout.rows - row);
-        // Groups of rows go to the pool (rows are independent); the step is written in order.
-        ck::parallel_chunks(n, rows_per_item, [&](std::size_t begin, std::size_t end) {
-            source.read((row + begin) * cols, (end - begin) * cols, values.data() + begin * cols);
-            for (std::size_t r = begin; r < end; ++r) {
-                const float* w = values.data() + r * cols;
-                std::uint8_t* out = packed.data() + r * layout.row_value_bytes;
-                std::uint16_t* s = scales.data() + (row + r) * layout.scales_per_row;
-                if (p.dtype == Dtype::q8)
-                    *s = quantize_q8_row(w, cols, reinterpret_cast<std::int8_t*>(out), nullptr);
-                else
-                    quantize_q4_row(w, cols, s, out, nullptr);
-            }
-        });
-        file_->write(packed.data(), n * layout.row_value_bytes);
-        const auto used = source.bytes_of(row * cols, n * cols);
-        pages.release_before(used.data() + used.size());
-    }
+    in_steps((layout.rows + rows_per_step - 1) / rows_per_step,
+             [&](std::uint64_t k, std::size_t b) {
+                 const std::uint64_t row = k * rows_per_step;
+                 const std::uint64_t n = std::min(rows_per_step, layout.rows - row);
+                 // Groups of rows go to the pool (rows are independent).
+                 ck::parallel_chunks(n, rows_per_item, [&](std::size_t begin, std::size_t end) {
+                     float* const v = values[b].data();
+                     source.read((row + begin) * cols, (end - begin) * cols, v + begin * cols);
+                     for (std::size_t r = begin; r < end; ++r) {
+                         const float* w = v + r * cols;
+                         std::uint8_t* out = packed[b].data() + r * layout.row_value_bytes;
+                         std::uint16_t* s = scales.data() + (row + r) * layout.scales_per_row;
+                         if (p.dtype == Dtype::q8)
+                             *s = quantize_q8_row(w, cols, reinterpret_cast<std::int8_t*>(out),
+                                                  nullptr);
+                         else
+                             quantize_q4_row(w, cols, s, out, nullptr);
+                     }
+                 });
+             },
+             [&](std::uint64_t k, std::size_t b) {
+                 const std::uint64_t row = k * rows_per_step;
+                 const std::uint64_t n = std::min(rows_per_step, layout.rows - row);
+                 file_->write(packed[b].data(), n * layout.row_value_bytes);
+                 const auto used = source.bytes_of(row * cols, n * cols);
+                 pages.release_before(used.data() + used.size());
+             });
     file_->write_at(start, as_bytes_of(scales.data(), scales.size() * sizeof(std::uint16_t)));
     const auto non_finite = std::count_if(scales.begin(), scales.end(),
                                           [](std::uint16_t h) { return (h & 0x7c00) == 0x7c00; });
