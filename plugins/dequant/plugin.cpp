@@ -98,17 +98,19 @@ class Dequant final : public ck::Transform {
         const bool to_f32 = target_ == id(GgmlType::f32);
         const bool to_f16 = target_ == id(GgmlType::f16);
         ck::parallel_chunks(c.elements, step, [&](std::size_t first, std::size_t end) {
-            const std::byte* blocks = src + first / from.block_size * from.block_bytes;
+            const std::size_t first_byte = first / from.block_size * from.block_bytes;
             const std::size_t n = end - first;
             if (to_f32) {
-                dequant(blocks, dst32 + first, n);
-                return;
+                dequant(src + first_byte, dst32 + first, n);
+            } else {
+                std::vector<float> scratch(n);
+                dequant(src + first_byte, scratch.data(), n);
+                for (std::size_t j = 0; j < n; ++j)
+                    dst16[first + j] = to_f16 ? ck::kernels::f32_to_f16(scratch[j])
+                                              : ck::kernels::f32_to_bf16(scratch[j]);
             }
-            std::vector<float> scratch(n);
-            dequant(blocks, scratch.data(), n);
-            for (std::size_t j = 0; j < n; ++j)
-                dst16[first + j] = to_f16 ? ck::kernels::f32_to_f16(scratch[j])
-                                          : ck::kernels::f32_to_bf16(scratch[j]);
+            // Blocks read are not read again: their input pages leave the resident set.
+            in.release(first_byte, first_byte + n / from.block_size * from.block_bytes);
         });
         return view;
     }

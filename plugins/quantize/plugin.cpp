@@ -107,6 +107,10 @@ class Quantize final : public ck::Transform {
                     ck::kernels::quantize_row_q8_0(row.data(), out.data() + r * out_row,
                                                    row.size());
             }
+            // The rows read are not read again: their input pages leave the resident set (a
+            // page shared with a neighbouring group is simply read again from the page cache),
+            // so the input and the output of a large tensor are never resident together.
+            in.release(first * in_row, end * in_row);
         });
         return ck::TensorView::owning(std::move(out));
     }
