@@ -1,12 +1,31 @@
-// Reference quantizers, bit-identical to ggml's quantize_row_*_ref.
+// Reference quantizers, bit-identical to what llama-quantize writes without an importance matrix:
+// ggml's quantize_row_*_ref, except IQ4_NL, where ggml_quantize_chunk's quantize_iq4_nl (scale
+// search over 15 candidates) is what reaches the file rather than the _ref function's single
+// guess. Each takes n floats, n a multiple of the type's block size (32, or 256 for the K-quants
+// and TQ types), and writes n / block_size blocks in ggml's layout.
 #pragma once
 
 #include <cstddef>
 
 namespace ck::kernels {
 
-// n is a multiple of 32; out receives n/32 blocks (34 bytes for Q8_0, 18 for Q4_0).
+// Blocks of 32 (src/scalar/quantize.cpp, quantize_legacy.cpp).
 void quantize_row_q8_0(const float* x, std::byte* out, std::size_t n);
 void quantize_row_q4_0(const float* x, std::byte* out, std::size_t n);
+void quantize_row_q4_1(const float* x, std::byte* out, std::size_t n);
+void quantize_row_q5_0(const float* x, std::byte* out, std::size_t n);
+void quantize_row_q5_1(const float* x, std::byte* out, std::size_t n);
+void quantize_row_iq4_nl(const float* x, std::byte* out, std::size_t n);
+
+// Blocks of 256 (src/scalar/quantize_legacy.cpp: the ternary types).
+void quantize_row_tq1_0(const float* x, std::byte* out, std::size_t n);
+void quantize_row_tq2_0(const float* x, std::byte* out, std::size_t n);
+
+// Blocks of 256: the K-quants (src/scalar/quantize_kquants.cpp).
+void quantize_row_q2_K(const float* x, std::byte* out, std::size_t n);
+void quantize_row_q3_K(const float* x, std::byte* out, std::size_t n);
+void quantize_row_q4_K(const float* x, std::byte* out, std::size_t n);
+void quantize_row_q5_K(const float* x, std::byte* out, std::size_t n);
+void quantize_row_q6_K(const float* x, std::byte* out, std::size_t n);
 
 }  // namespace ck::kernels

@@ -1,0 +1,318 @@
+// F32 -> Q4_1, Q5_0, Q5_1, IQ4_NL, TQ1_0, TQ2_0 exactly as ggml's reference quantizers.
+//
+// Byte-exact means more than "same formula": the same float operations in the same order
+// (x * id, never x / d; (x - min) * id; the +0.5 before the truncation), the same comparisons
+// in the min/max scans (strict, so the first of equal candidates wins), and the same f16
+// rounding of the stored scales. The library is built with -ffp-contract=off, like ggml's
+// reference, so no multiply-add is fused behind our back.
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "ck/kernels/float_convert.hpp"
+#include "ck/kernels/quantize.hpp"
+
+namespace ck::kernels {
+namespace {
+
+constexpr std::size_t block32 = 32;
+constexpr std::size_t block256 = 256;
+
+void store_f16(std::byte* out, float v) {
+    const std::uint16_t h = f32_to_f16(v);
+    std::memcpy(out, &h, 2);
+}
+
+void store_u32(std::byte* out, std::uint32_t v) {
+    // ggml memcpy's the host-order uint32_t; GGUF is little-endian and so are we.
+    std::memcpy(out, &v, 4);
+}
+
+// ggml converts with a C cast, `(int8_t)(v)` or `(uint8_t)(v)`, which x86-64 compilers emit as
+// a truncating conversion to a 32-bit int (0x80000000 for NaN and out-of-range values) whose
+// low byte is kept. In C++ a float outside the int range is undefined behaviour, so spell that
+// out; for every finite input the quantizers produce, this is a plain truncation.
+inline std::int32_t truncate_like_x86(float v) {
+    const bool in_range = v >= -2147483648.0f && v < 2147483648.0f;  // false for NaN
+    return in_range ? static_cast<std::int32_t>(v) : INT32_MIN;
+}
+
+// The low byte of that conversion, as (int8_t) would keep it (C++20: modular).
+inline int low_int8(float v) {
+    return static_cast<std::int8_t>(truncate_like_x86(v));
+}
+
+// Min and max of a block with ggml's scan: start from +-FLT_MAX and replace on strict < / >.
+inline void block_min_max(const float* x, std::size_t n, float& min, float& max) {
+    min = FLT_MAX;
+    max = -FLT_MAX;
+    for (std::size_t j = 0; j < n; ++j) {
+        if (x[j] < min) min = x[j];
+        if (x[j] > max) max = x[j];
+    }
+}
+
+// The value of largest magnitude, sign kept; the first one wins a tie (strict <).
+inline float block_signed_absmax(const float* x, std::size_t n) {
+    float amax = 0.0f, max = 0.0f;
+    for (std::size_t j = 0; j < n; ++j) {
+        if (amax < std::fabs(x[j])) {
+            amax = std::fabs(x[j]);
+            max = x[j];
+        }
+    }
+    return max;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ternary types.
+
+// ggml writes the trit as `lroundf(x * id) + 1`, kept in the low bits of an int. With
+// d = max |x| and id = 1/d, |x * id| never exceeds 1 by more than an ulp, so for finite values
+// lroundf (halves away from zero) is exactly: >= 0.5 -> 1, <= -0.5 -> -1, else 0. The other
+// cases: NaN (0 * inf, inf * 0) and +-inf (x * id when 1/d overflowed for a subnormal d) make
+// glibc's lroundf return LONG_MIN on x86-64, whose low bits are 0, so ggml stores the trit 1
+// ("zero") for them; the ranges below do the same without calling libm.
+inline unsigned ternary_code(float v) {
+    if (v >= 0.5f && v < 1.5f) return 2;
+    if (v <= -0.5f && v > -1.5f) return 0;
+    return 1;
+}
+
+// ggml's MAX(amax, |x|) macro, (a > b ? a : b), operand order kept: a NaN makes it NaN.
+inline float ternary_scale(const float* x) {
+    float amax = 0.0f;
+    for (std::size_t j = 0; j < block256; ++j) {
+        const float a = std::fabs(x[j]);
+        amax = amax > a ? amax : a;
+    }
+    return amax;
+}
+
+// Five trits t0..t4 (t0 most significant) as the base-3 number q < 243, then mapped onto a
+// byte as ceil(q * 256 / 243), so the dequantizer can pull trit k out as
+// ((uint8_t)(byte * 3^k) * 3) >> 8.
+inline std::uint8_t pack_trits(unsigned q) {
+    return static_cast<std::uint8_t>((q * 256 + 242) / 243);
+}
+
+// ---------------------------------------------------------------------------------------------
+// IQ4_NL.
+
+constexpr std::int8_t kvalues_iq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                           1,    13,   25,  38,  53,  69,  89,  113};
+
+// The index of the table value nearest x; on an exact midpoint the larger one. ggml's
+// best_index_int8 either compares x - v[i-1] < v[i] - x after a bisection (older copies) or
+// 2x >= v[i-1] + v[i] (newer); near a midpoint both differences are exact in f32 (|x| >= 4.5
+// there, the half gaps <= 12), so the two agree on every non-NaN x. We use the doubled form:
+// x + x is exact and the integer sums are exact in f32.
+inline int best_index_iq4nl(float x) {
+    const float x2 = x + x;
+    int idx = 0;
+    for (int step = 8; step > 0; step >>= 1) {
+        const int j = idx + step;
+        const auto mid2 = static_cast<float>(kvalues_iq4nl[j - 1] + kvalues_iq4nl[j]);
+        idx = x2 >= mid2 ? j : idx;
+    }
+    return idx;
+}
+
+// Weighted fit of one IQ4_NL block at inverse scale id: codes into L (when given), and the
+// sums sum(w*q*x), sum(w*q*q) accumulated in ggml's order.
+inline void iq4nl_fit(const float* x, const float* w, float id, float& sumqx, float& sumq2,
+                      std::uint8_t* L) {
+    sumqx = 0.0f;
+    sumq2 = 0.0f;
+    for (std::size_t j = 0; j < block32; ++j) {
+        const int l = best_index_iq4nl(id * x[j]);
+        if (L) L[j] = static_cast<std::uint8_t>(l);
+        const auto q = static_cast<float>(kvalues_iq4nl[l]);
+        sumqx += w[j] * q * x[j];
+        sumq2 += w[j] * q * q;
+    }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+void quantize_row_q4_1(const float* x, std::byte* out, std::size_t n) {
+    // block_q4_1: f16 d, f16 m, 16 bytes of nibbles (element j low, j + 16 high).
+    for (std::size_t b = 0; b < n / block32; ++b, x += block32, out += 20) {
+        float min, max;
+        block_min_max(x, block32, min, max);
+        const float d = (max - min) / 15.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        store_f16(out, d);
+        store_f16(out + 2, min);
+        std::uint8_t qs[block32 / 2];
+        for (std::size_t j = 0; j < block32 / 2; ++j) {
+            const float x0 = (x[j] - min) * id;
+            const float x1 = (x[block32 / 2 + j] - min) * id;
+            const int q0 = std::min(15, low_int8(x0 + 0.5f));
+            const int q1 = std::min(15, low_int8(x1 + 0.5f));
+            qs[j] = static_cast<std::uint8_t>(static_cast<std::uint8_t>(q0) | (q1 << 4));
+        }
+        std::memcpy(out + 4, qs, sizeof qs);
+    }
+}
+
+void quantize_row_q5_0(const float* x, std::byte* out, std::size_t n) {
+    // block_q5_0: f16 d, u32 qh (bit j: fifth bit of element j), 16 bytes of low nibbles.
+    for (std::size_t b = 0; b < n / block32; ++b, x += block32, out += 22) {
+        // As Q4_0: the signed extreme maps to -16 exactly.
+        const float max = block_signed_absmax(x, block32);
+        const float d = max / -16.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        store_f16(out, d);
+        std::uint32_t qh = 0;
+        std::uint8_t qs[block32 / 2];
+        for (std::size_t j = 0; j < block32 / 2; ++j) {
+            const float x0 = x[j] * id;
+            const float x1 = x[block32 / 2 + j] * id;
+            const auto q0 = static_cast<std::uint8_t>(std::min(31, low_int8(x0 + 16.5f)));
+            const auto q1 = static_cast<std::uint8_t>(std::min(31, low_int8(x1 + 16.5f)));
+            qs[j] = static_cast<std::uint8_t>((q0 & 0x0f) | ((q1 & 0x0f) << 4));
+            qh |= static_cast<std::uint32_t>((q0 >> 4) & 1) << j;
+            qh |= static_cast<std::uint32_t>((q1 >> 4) & 1) << (j + block32 / 2);
+        }
+        store_u32(out + 2, qh);
+        std::memcpy(out + 6, qs, sizeof qs);
+    }
+}
+
+void quantize_row_q5_1(const float* x, std::byte* out, std::size_t n) {
+    // block_q5_1: f16 d, f16 m, u32 qh, 16 bytes of low nibbles.
+    for (std::size_t b = 0; b < n / block32; ++b, x += block32, out += 24) {
+        float min, max;
+        block_min_max(x, block32, min, max);
+        const float d = (max - min) / 31.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        store_f16(out, d);
+        store_f16(out + 2, min);
+        std::uint32_t qh = 0;
+        std::uint8_t qs[block32 / 2];
+        for (std::size_t j = 0; j < block32 / 2; ++j) {
+            const float x0 = (x[j] - min) * id;
+            const float x1 = (x[block32 / 2 + j] - min) * id;
+            // ggml casts straight to uint8_t here, with no clamp to 31 (x0 + 0.5 < 32 anyway).
+            const auto q0 = static_cast<std::uint8_t>(truncate_like_x86(x0 + 0.5f));
+            const auto q1 = static_cast<std::uint8_t>(truncate_like_x86(x1 + 0.5f));
+            qs[j] = static_cast<std::uint8_t>((q0 & 0x0f) | ((q1 & 0x0f) << 4));
+            qh |= static_cast<std::uint32_t>((q0 >> 4) & 1) << j;
+            qh |= static_cast<std::uint32_t>((q1 >> 4) & 1) << (j + block32 / 2);
+        }
+        store_u32(out + 4, qh);
+        std::memcpy(out + 8, qs, sizeof qs);
+    }
+}
+
+// What llama-quantize writes for IQ4_NL without an importance matrix: ggml_quantize_chunk ->
+// quantize_iq4_nl -> quantize_row_iq4_nl_impl with weights x^2 and ntry = 7. (ggml's
+// quantize_row_iq4_nl_ref passes ntry = -1, skipping the scale search and the final
+// re-encoding, and gives different bytes; the files are made by the former.)
+void quantize_row_iq4_nl(const float* x, std::byte* out, std::size_t n) {
+    constexpr int ntry = 7;
+    constexpr float group_max_eps = 1e-15f;  // ggml's GROUP_MAX_EPS
+    // block_iq4_nl: f16 d, 16 bytes of 4-bit indices into kvalues_iq4nl.
+    for (std::size_t b = 0; b < n / block32; ++b, x += block32, out += 18) {
+        float weight[block32];
+        for (std::size_t j = 0; j < block32; ++j) weight[j] = x[j] * x[j];
+        float amax = 0.0f, max = 0.0f;
+        for (std::size_t j = 0; j < block32; ++j) {
+            const float ax = std::fabs(x[j]);
+            if (ax > amax) {
+                amax = ax;
+                max = x[j];
+            }
+        }
+        float scale = 0.0f;
+        if (amax >= group_max_eps) {
+            // First guess: the extreme value onto the table's end -127 (so d has max's sign
+            // flipped), then the least-squares scale for the codes that gives.
+            float d = -max / static_cast<float>(kvalues_iq4nl[0]);
+            float sumqx, sumq2;
+            iq4nl_fit(x, weight, 1.0f / d, sumqx, sumq2, nullptr);
+            d = sumq2 > 0.0f ? sumqx / sumq2 : 0.0f;
+            float best = d * sumqx;
+            // Then 15 more inverse scales, (k - 127) / max for k = -7..7, keeping whichever
+            // least-squares fit explains the most (sumqx^2 / sumq2, compared cross-multiplied).
+            for (int itry = -ntry; itry <= ntry; ++itry) {
+                const float id = static_cast<float>(itry + kvalues_iq4nl[0]) / max;
+                iq4nl_fit(x, weight, id, sumqx, sumq2, nullptr);
+                if (sumq2 > 0.0f && sumqx * sumqx > best * sumq2) {
+                    d = sumqx / sumq2;
+                    best = d * sumqx;
+                }
+            }
+            scale = d;
+        }
+        // The f16 scale is stored, but the codes come from the f32 one. A block below the
+        // epsilon (all zero) gets scale 0 and so every code is the index of the value nearest
+        // 0 (8, the value 1): bytes 0x88.
+        store_f16(out, scale);
+        const float id = scale != 0.0f ? 1.0f / scale : 0.0f;
+        std::uint8_t L[block32];
+        for (std::size_t j = 0; j < block32; ++j)
+            L[j] = static_cast<std::uint8_t>(best_index_iq4nl(id * x[j]));
+        std::uint8_t qs[block32 / 2];
+        for (std::size_t j = 0; j < block32 / 2; ++j)
+            qs[j] = static_cast<std::uint8_t>(L[j] | (L[j + block32 / 2] << 4));
+        std::memcpy(out + 2, qs, sizeof qs);
+    }
+}
+
+void quantize_row_tq1_0(const float* x, std::byte* out, std::size_t n) {
+    // block_tq1_0 (54 bytes): qs[48] with 5 trits a byte, qh[4] with 4 trits a byte, f16 d.
+    // qs[0..31] hold elements 0..159 (byte m: elements m, m+32, m+64, m+96, m+128, the first
+    // the most significant trit), qs[32..47] elements 160..239 (byte 32+m: 160+m, 176+m, ...,
+    // 224+m), qh[0..3] elements 240..255 (byte m: 240+m, 244+m, 248+m, 252+m, then a zero
+    // trit so the first lands in the top position).
+    for (std::size_t b = 0; b < n / block256; ++b, x += block256, out += 54) {
+        const float d = ternary_scale(x);
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        std::uint8_t bytes[52];
+        for (std::size_t m = 0; m < 32; ++m) {
+            unsigned q = 0;
+            for (std::size_t k = 0; k < 5; ++k) q = q * 3 + ternary_code(x[m + 32 * k] * id);
+            bytes[m] = pack_trits(q);
+        }
+        for (std::size_t m = 0; m < 16; ++m) {
+            unsigned q = 0;
+            for (std::size_t k = 0; k < 5; ++k) q = q * 3 + ternary_code(x[160 + m + 16 * k] * id);
+            bytes[32 + m] = pack_trits(q);
+        }
+        for (std::size_t m = 0; m < 4; ++m) {
+            unsigned q = 0;
+            for (std::size_t k = 0; k < 4; ++k) q = q * 3 + ternary_code(x[240 + m + 4 * k] * id);
+            bytes[48 + m] = pack_trits(q * 3);
+        }
+        std::memcpy(out, bytes, sizeof bytes);
+        store_f16(out + 52, d);
+    }
+}
+
+void quantize_row_tq2_0(const float* x, std::byte* out, std::size_t n) {
+    // block_tq2_0 (66 bytes): qs[64] with 4 two-bit codes a byte, f16 d. Byte 32*g + m holds
+    // elements 128*g + m + 32*k in bits 2k..2k+1 (k = 0..3), code = trit + 1.
+    for (std::size_t b = 0; b < n / block256; ++b, x += block256, out += 66) {
+        const float d = ternary_scale(x);
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        std::uint8_t qs[64];
+        for (std::size_t g = 0; g < 2; ++g) {
+            for (std::size_t m = 0; m < 32; ++m) {
+                unsigned q = 0;
+                for (std::size_t k = 0; k < 4; ++k)
+                    q |= ternary_code(x[128 * g + m + 32 * k] * id) << (2 * k);
+                qs[32 * g + m] = static_cast<std::uint8_t>(q);
+            }
+        }
+        std::memcpy(out, qs, sizeof qs);
+        store_f16(out + 64, d);
+    }
+}
+
+}  // namespace ck::kernels
