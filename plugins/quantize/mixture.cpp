@@ -1,0 +1,755 @@
+// llama-quantize's type selection, rewritten from llama.cpp's src/llama-quant.cpp (the version
+// with tensor categories and tensor_type_fallback, late 2025). Names in comments are llama.cpp's:
+// tensor_allows_quantization, llama_tensor_get_type(_impl), tensor_type_fallback,
+// use_more_bits, layer_info, has_tied_embeddings, weight_name_comparer.
+//
+// Only what the supported mixtures can reach is here: no importance matrix (so none of the
+// has_imatrix branches), none of the IQ1/IQ2/IQ3 or MXFP4 mixtures, no --tensor-type patterns.
+#include "mixture.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <numeric>
+#include <utility>
+
+#include "ck/error.hpp"
+#include "ck/ggml_types.hpp"
+#include "ck/metadata.hpp"
+
+namespace ckplugin::quantize {
+namespace {
+
+using ck::GgmlType;
+
+constexpr std::uint32_t id(GgmlType t) {
+    return static_cast<std::uint32_t>(t);
+}
+
+// llama.cpp's llama_ftype values (the file types), as stored in general.file_type.
+enum class FileType : std::uint32_t {
+    all_f32 = 0,
+    f16 = 1,
+    q4_0 = 2,
+    q4_1 = 3,
+    q8_0 = 7,
+    q5_0 = 8,
+    q5_1 = 9,
+    q2_k = 10,
+    q3_k_s = 11,
+    q3_k_m = 12,
+    q3_k_l = 13,
+    q4_k_s = 14,
+    q4_k_m = 15,
+    q5_k_s = 16,
+    q5_k_m = 17,
+    q6_k = 18,
+    iq4_nl = 25,
+    bf16 = 32,
+    tq1_0 = 36,
+    tq2_0 = 37,
+};
+
+struct MixEntry {
+    std::string_view name;
+    GgmlType default_type;  // llama_ftype_get_default_type
+    FileType file_type;
+};
+
+// In llama-quantize's listing order (QUANT_OPTIONS).
+constexpr std::array<MixEntry, 20> mixes = {{
+    {"Q4_0", GgmlType::q4_0, FileType::q4_0},       {"Q4_1", GgmlType::q4_1, FileType::q4_1},
+    {"Q5_0", GgmlType::q5_0, FileType::q5_0},       {"Q5_1", GgmlType::q5_1, FileType::q5_1},
+    {"TQ1_0", GgmlType::tq1_0, FileType::tq1_0},    {"TQ2_0", GgmlType::tq2_0, FileType::tq2_0},
+    {"Q2_K", GgmlType::q2_k, FileType::q2_k},       {"Q3_K_S", GgmlType::q3_k, FileType::q3_k_s},
+    {"Q3_K_M", GgmlType::q3_k, FileType::q3_k_m},   {"Q3_K_L", GgmlType::q3_k, FileType::q3_k_l},
+    {"IQ4_NL", GgmlType::iq4_nl, FileType::iq4_nl}, {"Q4_K_S", GgmlType::q4_k, FileType::q4_k_s},
+    {"Q4_K_M", GgmlType::q4_k, FileType::q4_k_m},   {"Q5_K_S", GgmlType::q5_k, FileType::q5_k_s},
+    {"Q5_K_M", GgmlType::q5_k, FileType::q5_k_m},   {"Q6_K", GgmlType::q6_k, FileType::q6_k},
+    {"Q8_0", GgmlType::q8_0, FileType::q8_0},       {"F16", GgmlType::f16, FileType::f16},
+    {"BF16", GgmlType::bf16, FileType::bf16},       {"F32", GgmlType::f32, FileType::all_f32},
+}};
+
+// llama-quantize's aliases.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 3> aliases = {{
+    {"Q3_K", "Q3_K_M"},
+    {"Q4_K", "Q4_K_M"},
+    {"Q5_K", "Q5_K_M"},
+}};
+
+bool same_text(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (std::toupper(static_cast<unsigned char>(a[i])) !=
+            std::toupper(static_cast<unsigned char>(b[i])))
+            return false;
+    }
+    return true;
+}
+
+bool contains(std::string_view haystack, std::string_view needle) {
+    return haystack.find(needle) != std::string_view::npos;
+}
+
+// "Q4_K", "IQ4_NL", "F16": ggml's name in capitals, as llama-quantize prints mixtures.
+std::string shown(std::uint32_t type) {
+    std::string s(ck::type_name(type));
+    for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return s;
+}
+
+std::string tensor_subject(const std::string& name) {
+    return "tensor '" + name + "'";
+}
+
+std::uint32_t block_size(std::uint32_t type) {
+    const ck::TypeInfo* info = ck::find_type(type);
+    return info && info->block_size ? info->block_size : 1;
+}
+
+bool is_quantized_type(std::uint32_t type) {
+    const ck::TypeInfo* info = ck::find_type(type);
+    return info && info->quantized;
+}
+
+// ggml_n_dims: trailing dimensions of size 1 do not count (a [256, 1] tensor is 1-D).
+int n_dims(const ck::TensorInfo& t) {
+    for (std::size_t i = t.ne.size(); i-- > 1;) {
+        if (t.ne[i] > 1) return static_cast<int>(i) + 1;
+    }
+    return 1;
+}
+
+// sscanf(name, "blk.%d.", &layer): the number after "blk.", if there is one.
+std::optional<int> layer_of(std::string_view name) {
+    constexpr std::string_view prefix = "blk.";
+    if (name.substr(0, prefix.size()) != prefix) return std::nullopt;
+    std::size_t p = prefix.size();
+    while (p < name.size() && std::isspace(static_cast<unsigned char>(name[p]))) ++p;
+    bool negative = false;
+    if (p < name.size() && (name[p] == '-' || name[p] == '+')) negative = name[p++] == '-';
+    if (p >= name.size() || !std::isdigit(static_cast<unsigned char>(name[p]))) return std::nullopt;
+    long long value = 0;
+    for (; p < name.size() && std::isdigit(static_cast<unsigned char>(name[p])); ++p) {
+        value = std::min<long long>(value * 10 + (name[p] - '0'), 1LL << 40);
+    }
+    if (negative) value = -value;
+    return static_cast<int>(std::clamp<long long>(value, -(1LL << 30), 1LL << 30));
+}
+
+// llama_model_loader's weight_name_comparer: llama-quantize visits (and writes) the tensors in
+// this order, non-layer tensors first, then layer by layer, by name within each. The per-layer
+// counters below depend on it.
+bool visit_before(const std::string& a, const std::string& b) {
+    const int la = layer_of(a).value_or(-1), lb = layer_of(b).value_or(-1);
+    if (la != lb) return la < lb;
+    return a < b;
+}
+
+// use_more_bits: the first and last eighth of the layers, and every third one in between.
+bool use_more_bits(int i_layer, int n_layers) {
+    return i_layer < n_layers / 8 || i_layer >= 7 * n_layers / 8 ||
+           (i_layer - n_layers / 8) % 3 == 2;
+}
+
+// tensor_get_category: broad roles by name, the same for every architecture.
+enum class Category {
+    token_embd,
+    attn_q,
+    attn_k,
+    attn_v,
+    attn_qkv,
+    attn_kv_b,
+    attn_output,
+    ffn_up,
+    ffn_gate,
+    ffn_down,
+    output,
+    other,
+};
+
+Category category_of(std::string_view name) {
+    if (name == "output.weight") return Category::output;
+    if (name == "token_embd.weight" || name == "per_layer_token_embd.weight")
+        return Category::token_embd;
+    if (contains(name, "attn_qkv.weight")) return Category::attn_qkv;
+    if (contains(name, "attn_kv_b.weight")) return Category::attn_kv_b;
+    if (contains(name, "attn_v.weight")) return Category::attn_v;
+    if (contains(name, "attn_k.weight")) return Category::attn_k;
+    if (contains(name, "attn_q.weight")) return Category::attn_q;
+    if (contains(name, "attn_output.weight")) return Category::attn_output;
+    if (contains(name, "ffn_up")) return Category::ffn_up;
+    if (contains(name, "ffn_gate")) return Category::ffn_gate;
+    if (contains(name, "ffn_down")) return Category::ffn_down;
+    return Category::other;
+}
+
+std::string_view label(Category c) {
+    switch (c) {
+        case Category::token_embd:
+            return "token_embd";
+        case Category::attn_q:
+            return "attn_q";
+        case Category::attn_k:
+            return "attn_k";
+        case Category::attn_v:
+            return "attn_v";
+        case Category::attn_qkv:
+            return "attn_qkv";
+        case Category::attn_kv_b:
+            return "attn_kv_b";
+        case Category::attn_output:
+            return "attn_output";
+        case Category::ffn_up:
+            return "ffn_up";
+        case Category::ffn_gate:
+            return "ffn_gate";
+        case Category::ffn_down:
+            return "ffn_down";
+        case Category::output:
+            return "output.weight";
+        case Category::other:
+            return "other";
+    }
+    return "other";
+}
+
+// category_is_attn_v: attn_v, and the fused tensors that hold it (attn_qkv, attn_kv_b). Older
+// llama.cpp gave attn_qkv rules of its own; since the categories it shares attn_v's.
+bool is_attn_v_like(Category c) {
+    return c == Category::attn_v || c == Category::attn_qkv || c == Category::attn_kv_b;
+}
+
+// tensor_allows_quantization, name part: substrings of tensors llama.cpp never quantizes, with
+// what they are (for the rule text).
+struct Excluded {
+    std::string_view part;
+    std::string_view what;
+};
+constexpr std::array<Excluded, 35> excluded = {{
+    {"_norm.weight", "norm"},
+    {"ffn_gate_inp.weight", "expert router"},
+    {"ffn_gate_tid2eid.weight", "expert routing table"},
+    {"altup", "altup tensor"},
+    {"laurel", "laurel tensor"},
+    {"per_layer_model_proj", "per-layer model projection"},
+    {"ssm_conv1d", "conv1d weight"},
+    {"shortconv.conv.weight", "short convolution"},
+    {"indexer.k_proj.weight", "indexer projection"},
+    {"indexer.q_proj.weight", "indexer projection"},
+    {"time_mix_first.weight", "RWKV time-mix weight"},
+    {"time_mix_w0.weight", "RWKV time-mix weight"},
+    {"time_mix_w1.weight", "RWKV time-mix weight"},
+    {"time_mix_w2.weight", "RWKV time-mix weight"},
+    {"time_mix_v0.weight", "RWKV time-mix weight"},
+    {"time_mix_v1.weight", "RWKV time-mix weight"},
+    {"time_mix_v2.weight", "RWKV time-mix weight"},
+    {"time_mix_a0.weight", "RWKV time-mix weight"},
+    {"time_mix_a1.weight", "RWKV time-mix weight"},
+    {"time_mix_a2.weight", "RWKV time-mix weight"},
+    {"time_mix_g1.weight", "RWKV time-mix weight"},
+    {"time_mix_g2.weight", "RWKV time-mix weight"},
+    {"time_mix_decay_w1.weight", "RWKV time-mix weight"},
+    {"time_mix_decay_w2.weight", "RWKV time-mix weight"},
+    {"time_mix_lerp_fused.weight", "RWKV time-mix weight"},
+    {"attn_rel_b.weight", "relative position bias"},
+    {".position_embd", "position embedding"},
+    {"sam.pos_embd", "position embedding"},
+    {".rel_pos", "relative position table"},
+    {".patch_embd", "patch embedding"},
+    {".patch_merger", "patch merger"},
+    {"sam.neck.", "SAM neck tensor"},
+    {"sam.net_", "SAM tensor"},
+    {"a.rvq.codebook", "audio codebook"},
+    {"mm.a.code_embd", "audio code embedding"},
+}};
+
+// Why llama-quantize copies this tensor as it is, or nullopt when it may be quantized.
+std::optional<std::string> kept_as_is(const ck::TensorInfo& t, const MixSettings& settings) {
+    if (n_dims(t) < 2) return std::string("1-D tensor: copied");
+    const std::string& name = t.name;
+    if (!name.ends_with("weight")) return std::string("not a weight: copied");
+    if (settings.leave_output && name == "output.weight")
+        return std::string("output.weight: copied (--leave-output-tensor)");
+    for (const Excluded& e : excluded) {
+        if (contains(name, e.part)) return std::string(e.what) + ": copied";
+    }
+    // LLM_TENSOR_POS_EMBD and LLM_TENSOR_TOKEN_TYPES (BERT), whole names.
+    if (name == "position_embd.weight") return std::string("position embedding: copied");
+    if (name == "token_types.weight") return std::string("token types: copied");
+    return std::nullopt;
+}
+
+// A count from the metadata: an integer, or (per-layer values) layer 0 of an integer array, as
+// llama.cpp's n_head(0) reads it. nullopt when absent.
+std::optional<std::uint32_t> read_count(const ck::Metadata& md, const std::string& key,
+                                        const std::string& file) {
+    const ck::Value* v = md.find(key);
+    if (!v) return std::nullopt;
+    const auto bad = [&](const std::string& why) {
+        return ck::Error(why, file, {}, "key '" + key + "'");
+    };
+    std::optional<std::uint64_t> n;
+    if (v->type() == ck::ValueType::array) {
+        const ck::ArrayValue& a = v->array();
+        const ck::ValueType et = a.element_type();
+        const bool integer = et == ck::ValueType::u8 || et == ck::ValueType::u16 ||
+                             et == ck::ValueType::u32 || et == ck::ValueType::u64 ||
+                             et == ck::ValueType::i8 || et == ck::ValueType::i16 ||
+                             et == ck::ValueType::i32 || et == ck::ValueType::i64;
+        if (!integer || a.size() == 0)
+            throw bad("expected an integer or a non-empty integer array");
+        const std::uint64_t raw = a.raw_at(0);
+        const std::size_t bits = ck::value_type_size(et) * 8;
+        const bool is_signed = et == ck::ValueType::i8 || et == ck::ValueType::i16 ||
+                               et == ck::ValueType::i32 || et == ck::ValueType::i64;
+        if (is_signed && ((raw >> (bits - 1)) & 1))
+            throw bad("expected a count, found a negative number");
+        n = raw;
+    } else {
+        if (!v->is_integer()) throw bad("expected an integer, found " + v->to_display());
+        n = v->as_uint();
+        if (!n) throw bad("expected a count, found " + v->to_display());
+    }
+    if (*n > 0xffffffffu) throw bad("count " + std::to_string(*n) + " is too large");
+    return static_cast<std::uint32_t>(*n);
+}
+
+struct Pick {
+    std::uint32_t type;
+    std::string rule;
+};
+
+class Planner {
+  public:
+    Planner(const ck::ModelHeader& header, const MixSettings& settings)
+        : header_(header), settings_(settings) {
+        check_override(settings.output_type, "--output-tensor-type");
+        check_override(settings.embd_type, "--token-embedding-type");
+        default_type_ = settings.mix.default_type;
+        const bool known = std::any_of(mixes.begin(), mixes.end(), [&](const MixEntry& m) {
+            return static_cast<std::uint32_t>(m.file_type) == settings.mix.file_type &&
+                   id(m.default_type) == default_type_;
+        });
+        if (!known)
+            throw ck::usage_error("unknown mixture '" + settings.mix.name + "' (file type " +
+                                  std::to_string(settings.mix.file_type) + ", default type " +
+                                  std::string(ck::type_name(default_type_)) + ")");
+        ftype_ = static_cast<FileType>(settings.mix.file_type);
+        if (is_quantized_type(default_type_) && !settings.pure) read_model();
+        for (const ck::TensorInfo& t : header.tensors) {
+            const Category c = category_of(t.name);
+            if (is_attn_v_like(c)) ++n_attention_wv_;
+            if (c == Category::output) tied_embeddings_ = false;
+        }
+    }
+
+    MixPlan plan() {
+        MixPlan result;
+        result.file_type = settings_.mix.file_type;
+        result.tensors.resize(header_.tensors.size());
+        std::vector<std::size_t> order(header_.tensors.size());
+        std::iota(order.begin(), order.end(), std::size_t{0});
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+            return visit_before(header_.tensors[a].name, header_.tensors[b].name);
+        });
+        for (std::size_t i : order) result.tensors[i] = choose(header_.tensors[i]);
+        return result;
+    }
+
+  private:
+    void check_override(const std::optional<std::uint32_t>& type, const char* option) const {
+        if (!type) return;
+        const ck::TypeInfo* info = ck::find_type(*type);
+        if (!info || info->removed || !info->dequantizable)
+            throw ck::usage_error(std::string(option) + ": " + std::string(ck::type_name(*type)) +
+                                  " is not a type llama-quantize can store");
+    }
+
+    std::string key(std::string_view suffix) const { return arch_ + "." + std::string(suffix); }
+
+    // The hyperparameters llama_model_quantize_impl loads (llama_hparams).
+    void read_model() {
+        const ck::Value* arch = header_.metadata.find("general.architecture");
+        if (!arch || arch->type() != ck::ValueType::string)
+            throw ck::Error("the mixture rules need the model's architecture", header_.source, {},
+                            "key 'general.architecture'");
+        arch_ = arch->str();
+        n_layer_ = read_count(header_.metadata, key("block_count"), header_.source);
+        if (!n_layer_)
+            throw ck::Error("the mixture rules need the layer count", header_.source, {},
+                            "key '" + key("block_count") + "'");
+        n_head_ = read_count(header_.metadata, key("attention.head_count"), header_.source);
+        n_head_kv_ = read_count(header_.metadata, key("attention.head_count_kv"), header_.source);
+        n_expert_ = read_count(header_.metadata, key("expert_count"), header_.source).value_or(0);
+        falcon_ = arch_ == "falcon";
+    }
+
+    std::uint32_t n_head(const ck::TensorInfo& t, std::string_view why) const {
+        if (!n_head_)
+            throw ck::Error("choosing the type of " + t.name + " (" + std::string(why) +
+                                ") needs the attention head count",
+                            header_.source, {}, "key '" + key("attention.head_count") + "'");
+        return *n_head_;
+    }
+    std::uint32_t n_head_kv(const ck::TensorInfo& t, std::string_view why) const {
+        return n_head_kv_ ? *n_head_kv_ : n_head(t, why);
+    }
+    // llama_hparams::n_gqa() of layer 0.
+    std::uint32_t n_gqa(const ck::TensorInfo& t) const {
+        const std::uint32_t kv = n_head_kv(t, "n_gqa");
+        return kv == 0 ? 0 : n_head(t, "n_gqa") / kv;
+    }
+    // model.type == LLM_TYPE_70B, as the loaders of these architectures set it.
+    bool is_70b(const ck::TensorInfo& t) const {
+        if (*n_layer_ != 80) return false;
+        if (arch_ == "llama" || arch_ == "mistral")
+            return n_expert_ != 8 && n_head(t, "70B check") != n_head_kv(t, "70B check");
+        return arch_ == "qwen2" || arch_ == "deci";
+    }
+
+    // layer_info: the ffn tensors' layer is their running count, except with experts, where
+    // llama.cpp reads it from the name.
+    std::pair<int, int> layer_info(int counter, const ck::TensorInfo& t) const {
+        const int n_layer = static_cast<int>(*n_layer_);
+        if (std::max<std::uint32_t>(1, n_expert_) <= 1) return {counter, n_layer};
+        const std::optional<int> layer = layer_of(t.name);
+        if (!layer)
+            throw ck::Error(
+                "cannot tell the layer of this tensor (a model with experts needs "
+                "names blk.N.*)",
+                header_.source, {}, tensor_subject(t.name));
+        if (*layer < 0 || *layer >= n_layer)
+            throw ck::Error("layer " + std::to_string(*layer) + " is outside [0, " +
+                                std::to_string(n_layer) + ")",
+                            header_.source, {}, tensor_subject(t.name));
+        return {*layer, n_layer};
+    }
+
+    // "layer 3 of 32": the position use_more_bits looked at.
+    static std::string where(int i, int n) {
+        return "layer " + std::to_string(i) + " of " + std::to_string(n);
+    }
+
+    TensorChoice choose(const ck::TensorInfo& t) {
+        if (auto why = kept_as_is(t, settings_)) return {t.type, false, *why};
+        const Category c = category_of(t.name);
+        // The overrides win over everything, fallback included (llama_tensor_get_type).
+        if (settings_.embd_type && c == Category::token_embd)
+            return finish(
+                t,
+                {*settings_.embd_type, std::string(label(c)) + ": " + shown(*settings_.embd_type) +
+                                           " (--token-embedding-type)"},
+                "--token-embedding-type");
+        if (settings_.output_type && c == Category::output)
+            return finish(
+                t,
+                {*settings_.output_type,
+                 "output.weight: " + shown(*settings_.output_type) + " (--output-tensor-type)"},
+                "--output-tensor-type");
+        if (!is_quantized_type(default_type_))
+            return finish(
+                t,
+                {default_type_, settings_.mix.name + ": every 2-D weight " + shown(default_type_)},
+                nullptr);
+        Pick pick = settings_.pure ? Pick{default_type_, "--pure: " + shown(default_type_)}
+                                   : mixture_rule(t, c);
+        pick = fallback(t, std::move(pick));
+        return finish(t, std::move(pick), nullptr);
+    }
+
+    // The chosen type; an override whose block does not divide the rows cannot be stored.
+    TensorChoice finish(const ck::TensorInfo& t, Pick pick, const char* option) const {
+        if (option && !t.ne.empty() && t.ne[0] % block_size(pick.type) != 0)
+            throw ck::Error(std::string(option) + " " + shown(pick.type) + ": row length " +
+                                std::to_string(t.ne[0]) + " is not a multiple of its block of " +
+                                std::to_string(block_size(pick.type)),
+                            header_.source, {}, tensor_subject(t.name));
+        const bool quantize = pick.type != t.type;
+        if (!quantize) pick.rule += " (input is already " + shown(t.type) + ": copied)";
+        return {pick.type, quantize, std::move(pick.rule)};
+    }
+
+    // tensor_type_fallback: a type whose block does not divide the row length is replaced by a
+    // 32-element one, and by F16 when even that does not divide it.
+    Pick fallback(const ck::TensorInfo& t, Pick pick) const {
+        const std::int64_t ncols = t.ne.empty() ? 1 : t.ne[0];
+        const std::uint32_t block = block_size(pick.type);
+        if (ncols % block == 0) return pick;
+        std::uint32_t to = 0;
+        switch (static_cast<GgmlType>(pick.type)) {
+            case GgmlType::iq1_s:
+            case GgmlType::iq1_m:
+            case GgmlType::iq2_xxs:
+            case GgmlType::iq2_xs:
+            case GgmlType::iq2_s:
+            case GgmlType::iq3_xxs:
+            case GgmlType::iq3_s:
+            case GgmlType::iq4_xs:
+                to = id(GgmlType::iq4_nl);
+                break;
+            case GgmlType::q2_0:
+            case GgmlType::q2_k:
+            case GgmlType::q3_k:
+            case GgmlType::tq1_0:
+            case GgmlType::tq2_0:
+                to = id(GgmlType::q4_0);
+                break;
+            case GgmlType::q4_k:
+                to = id(GgmlType::q5_0);
+                break;
+            case GgmlType::q5_k:
+                to = id(GgmlType::q5_1);
+                break;
+            case GgmlType::q6_k:
+                to = id(GgmlType::q8_0);
+                break;
+            default:
+                throw ck::Error("row length " + std::to_string(ncols) + " is not a multiple of " +
+                                    shown(pick.type) + "'s block of " + std::to_string(block) +
+                                    ", and llama.cpp defines no fallback type for " +
+                                    shown(pick.type),
+                                header_.source, {}, tensor_subject(t.name));
+        }
+        std::string why = "fallback: row length " + std::to_string(ncols) +
+                          " is not a multiple of " + std::to_string(block) + " (" +
+                          shown(pick.type) + ")";
+        if (ncols % block_size(to) != 0) {
+            why += " nor of " + std::to_string(block_size(to)) + " (" + shown(to) + ")";
+            to = id(GgmlType::f16);
+        }
+        return {to, pick.rule + "; " + why + " -> " + shown(to)};
+    }
+
+    // llama_tensor_get_type_impl for the supported mixtures.
+    Pick mixture_rule(const ck::TensorInfo& t, Category c) {
+        const std::uint32_t def = default_type_;
+        const std::string name(label(c));
+        const Pick keep{def, name + ": " + shown(def) + " (mixture default)"};
+        const auto set = [](GgmlType type, std::string rule) {
+            return Pick{id(type), std::move(rule)};
+        };
+
+        // output.weight, and token_embd.weight when it doubles as the output (tied embeddings).
+        if (c == Category::output || (tied_embeddings_ && c == Category::token_embd)) {
+            const std::string who =
+                c == Category::output ? "output.weight" : "token_embd.weight (tied to the output)";
+            if (settings_.output_type)
+                return {*settings_.output_type,
+                        who + ": " + shown(*settings_.output_type) + " (--output-tensor-type)"};
+            const std::int64_t nx = t.ne.empty() ? 1 : t.ne[0];
+            if (falcon_) return set(GgmlType::q8_0, who + ": Q8_0 (falcon)");
+            if (nx % block_size(def) != 0)
+                return set(GgmlType::q8_0, who + ": Q8_0 (row length " + std::to_string(nx) +
+                                               " is not a multiple of " + shown(def) +
+                                               "'s block of " + std::to_string(block_size(def)) +
+                                               ")");
+            if (def != id(GgmlType::q8_0)) return set(GgmlType::q6_k, who + ": Q6_K");
+            return {def, who + ": Q8_0 (mixture default)"};
+        }
+        if (c == Category::token_embd) {
+            if (ftype_ == FileType::tq1_0 || ftype_ == FileType::tq2_0)
+                return set(GgmlType::q4_k, "token_embd: Q4_K (ternary mixture)");
+            return keep;
+        }
+        if (is_attn_v_like(c)) return attn_v_rule(t, name, keep);
+        if (c == Category::attn_k) {
+            if (n_expert_ == 8) return set(GgmlType::q8_0, name + ": Q8_0 (8 experts)");
+            return keep;
+        }
+        if (c == Category::ffn_down) {
+            const auto [i, n] = layer_info(i_ffn_down_++, t);
+            return ffn_down_rule(name, i, n, keep);
+        }
+        if (c == Category::attn_output) return attn_output_rule(name, keep);
+        // ffn_gate/ffn_up only change for IQ3_XS; their counters still run.
+        if (c == Category::ffn_gate) layer_info(i_ffn_gate_++, t);
+        if (c == Category::ffn_up) layer_info(i_ffn_up_++, t);
+        return keep;
+    }
+
+    Pick attn_v_rule(const ck::TensorInfo& t, const std::string& name, const Pick& keep) {
+        const auto set = [](GgmlType type, std::string rule) {
+            return Pick{id(type), std::move(rule)};
+        };
+        const int i = i_attention_wv_++, n = n_attention_wv_;
+        Pick p = keep;
+        switch (ftype_) {
+            case FileType::q2_k: {
+                const std::uint32_t gqa = n_gqa(t);
+                p = gqa >= 4
+                        ? set(GgmlType::q4_k,
+                              name + ": Q4_K for Q2_K (n_gqa " + std::to_string(gqa) + " >= 4)")
+                        : set(GgmlType::q3_k,
+                              name + ": Q3_K for Q2_K (n_gqa " + std::to_string(gqa) + " < 4)");
+                break;
+            }
+            case FileType::q3_k_m:
+                p = i < 2 ? set(GgmlType::q5_k,
+                                name + ": Q5_K in the first two (" + where(i, n) + ")")
+                          : set(GgmlType::q4_k, name + ": Q4_K for Q3_K_M");
+                break;
+            case FileType::q3_k_l:
+                p = set(GgmlType::q5_k, name + ": Q5_K for Q3_K_L");
+                break;
+            case FileType::iq4_nl: {
+                const std::uint32_t gqa = n_gqa(t);
+                if (gqa >= 4)
+                    p = set(GgmlType::q5_k,
+                            name + ": Q5_K for IQ4_NL (n_gqa " + std::to_string(gqa) + " >= 4)");
+                break;
+            }
+            case FileType::q4_k_m:
+            case FileType::q5_k_m:
+                if (use_more_bits(i, n))
+                    p = set(GgmlType::q6_k,
+                            name + ": more bits in " + where(i, n) + " (use_more_bits) -> Q6_K");
+                break;
+            case FileType::q4_k_s:
+                if (i < 4)
+                    p = set(GgmlType::q5_k,
+                            name + ": Q5_K in the first four (" + where(i, n) + ")");
+                break;
+            default:
+                break;
+        }
+        // LLM_TYPE_70B: attn_v is 8x smaller than attn_q there, so more bits cost little.
+        if ((p.type == id(GgmlType::q3_k) || p.type == id(GgmlType::q4_k)) && is_70b(t))
+            p = set(GgmlType::q5_k, p.rule + "; 70B model -> Q5_K");
+        if (n_expert_ == 8) p = set(GgmlType::q8_0, name + ": Q8_0 (8 experts)");
+        return p;
+    }
+
+    Pick ffn_down_rule(const std::string& name, int i, int n, const Pick& keep) const {
+        const auto set = [](GgmlType type, std::string rule) {
+            return Pick{id(type), std::move(rule)};
+        };
+        const bool more = use_more_bits(i, n);
+        switch (ftype_) {
+            case FileType::q2_k:
+                return set(GgmlType::q3_k, name + ": Q3_K for Q2_K");
+            case FileType::q3_k_m:
+                if (i < n / 16)
+                    return set(GgmlType::q5_k,
+                               name + ": Q5_K in the first sixteenth (" + where(i, n) + ")");
+                if (!falcon_) return set(GgmlType::q4_k, name + ": Q4_K for Q3_K_M");
+                return more ? set(GgmlType::q4_k, name + ": more bits in " + where(i, n) +
+                                                      " (use_more_bits) -> Q4_K")
+                            : set(GgmlType::q3_k, name + ": Q3_K (falcon)");
+            case FileType::q3_k_l:
+                return falcon_ ? set(GgmlType::q4_k, name + ": Q4_K for Q3_K_L (falcon)")
+                               : set(GgmlType::q5_k, name + ": Q5_K for Q3_K_L");
+            case FileType::q4_k_m:
+                if (falcon_) {
+                    if (i < n / 16)
+                        return set(GgmlType::q6_k, name + ": Q6_K in the first sixteenth (" +
+                                                       where(i, n) + ", falcon)");
+                    if (more)
+                        return set(GgmlType::q5_k, name + ": more bits in " + where(i, n) +
+                                                       " (use_more_bits, falcon) -> Q5_K");
+                    return set(GgmlType::q4_k, name + ": Q4_K (falcon)");
+                }
+                if (more)
+                    return set(GgmlType::q6_k,
+                               name + ": more bits in " + where(i, n) + " (use_more_bits) -> Q6_K");
+                return keep;
+            case FileType::iq4_nl:
+                if (i < n / 8)
+                    return set(GgmlType::q5_k,
+                               name + ": Q5_K in the first eighth (" + where(i, n) + ")");
+                return keep;
+            case FileType::q5_k_m:
+                if (more)
+                    return set(GgmlType::q6_k,
+                               name + ": more bits in " + where(i, n) + " (use_more_bits) -> Q6_K");
+                return keep;
+            case FileType::q4_k_s:
+                if (!falcon_ && i < n / 8)
+                    return set(GgmlType::q5_k,
+                               name + ": Q5_K in the first eighth (" + where(i, n) + ")");
+                return keep;
+            default:
+                return keep;
+        }
+    }
+
+    Pick attn_output_rule(const std::string& name, const Pick& keep) const {
+        const auto set = [](GgmlType type, std::string rule) {
+            return Pick{id(type), std::move(rule)};
+        };
+        if (falcon_) {
+            if (ftype_ == FileType::q3_k_l)
+                return set(GgmlType::q4_k, name + ": Q4_K for Q3_K_L (falcon)");
+            return keep;
+        }
+        if (n_expert_ == 8) {
+            switch (ftype_) {
+                case FileType::q2_k:
+                case FileType::q3_k_s:
+                case FileType::q3_k_m:
+                case FileType::iq4_nl:
+                case FileType::q4_k_s:
+                case FileType::q4_k_m:
+                    return set(GgmlType::q5_k, name + ": Q5_K (8 experts)");
+                default:
+                    return keep;
+            }
+        }
+        switch (ftype_) {
+            case FileType::q2_k:
+                return set(GgmlType::q3_k, name + ": Q3_K for Q2_K");
+            case FileType::q3_k_m:
+                return set(GgmlType::q4_k, name + ": Q4_K for Q3_K_M");
+            case FileType::q3_k_l:
+                return set(GgmlType::q5_k, name + ": Q5_K for Q3_K_L");
+            default:
+                return keep;
+        }
+    }
+
+    const ck::ModelHeader& header_;
+    const MixSettings& settings_;
+    std::uint32_t default_type_ = 0;
+    FileType ftype_ = FileType::all_f32;
+
+    // Model facts (llama_hparams), read only when the mixture rules run.
+    std::string arch_;
+    std::optional<std::uint32_t> n_layer_, n_head_, n_head_kv_;
+    std::uint32_t n_expert_ = 0;
+    bool falcon_ = false;
+
+    // quantize_state_impl
+    bool tied_embeddings_ = true;  // until an output.weight is seen
+    int n_attention_wv_ = 0;
+    int i_attention_wv_ = 0;
+    int i_ffn_down_ = 0;
+    int i_ffn_gate_ = 0;
+    int i_ffn_up_ = 0;
+};
+
+}  // namespace
+
+std::optional<MixInfo> find_mix(std::string_view name) {
+    for (const auto& [alias, full] : aliases) {
+        if (same_text(name, alias)) name = full;
+    }
+    for (const MixEntry& m : mixes) {
+        if (same_text(name, m.name))
+            return MixInfo{std::string(m.name), id(m.default_type),
+                           static_cast<std::uint32_t>(m.file_type)};
+    }
+    return std::nullopt;
+}
+
+std::vector<std::string> mix_names() {
+    std::vector<std::string> names;
+    names.reserve(mixes.size());
+    for (const MixEntry& m : mixes) names.emplace_back(m.name);
+    return names;
+}
+
+MixPlan plan_mixture(const ck::ModelHeader& header, const MixSettings& settings) {
+    return Planner(header, settings).plan();
+}
+
+}  // namespace ckplugin::quantize

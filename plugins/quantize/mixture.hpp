@@ -1,0 +1,61 @@
+// llama-quantize's named mixtures ("Q4_K_M", "Q3_K_S", ...) as a pure function: which ggml type
+// every tensor of a model gets, following llama.cpp's src/llama-quant.cpp
+// (llama_tensor_get_type and the checks around it in llama_model_quantize_impl), without an
+// importance matrix. Nothing here quantizes; the quantize plugin asks it for a plan.
+//
+// Checked tensor for tensor against llama-quantize's own outputs in
+// ../shared/testdata/quant/ (tests/transforms/test_quantize_mixture.cpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ck/model.hpp"
+
+namespace ckplugin::quantize {
+
+// One of llama-quantize's named file types.
+struct MixInfo {
+    std::string name;            // llama-quantize's spelling: "Q4_K_M", "IQ4_NL", "F16"
+    std::uint32_t default_type;  // ggml type id most tensors get (llama_ftype_get_default_type)
+    std::uint32_t file_type;     // llama_ftype, stored as general.file_type
+};
+
+// The mixtures supported here, case-insensitive: Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K_S Q3_K_M
+// Q3_K_L Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q6_K IQ4_NL TQ1_0 TQ2_0 F16 BF16 F32, and llama-quantize's
+// aliases Q3_K (= Q3_K_M), Q4_K (= Q4_K_M), Q5_K (= Q5_K_M), which return the full name.
+// nullopt for anything else (the IQ1/IQ2/IQ3 mixtures and Q2_K_S need an importance matrix).
+std::optional<MixInfo> find_mix(std::string_view name);
+// The supported names (no aliases), in llama-quantize's listing order.
+std::vector<std::string> mix_names();
+
+// llama-quantize's options that change the choice of types.
+struct MixSettings {
+    MixInfo mix;
+    std::optional<std::uint32_t> output_type;  // --output-tensor-type (ggml type id)
+    std::optional<std::uint32_t> embd_type;    // --token-embedding-type (ggml type id)
+    bool pure = false;                         // --pure: every quantized tensor gets default_type
+    bool leave_output = false;                 // --leave-output-tensor: output.weight copied
+};
+
+struct TensorChoice {
+    std::uint32_t type;  // ggml type id the tensor gets (its input type when it is not quantized)
+    bool quantized;      // false: copied as it is (not quantizable, or already of that type)
+    std::string rule;    // why, short and human
+};
+
+struct MixPlan {
+    std::vector<TensorChoice> tensors;  // indices match header.tensors
+    std::uint32_t file_type;            // general.file_type of the result
+};
+
+// The type of every tensor of `header` under `settings`. Model facts come from the metadata:
+// general.architecture, <arch>.block_count, <arch>.attention.head_count(_kv), <arch>.expert_count.
+// Throws ck::Error naming the key or tensor when it cannot decide (a missing block count, a
+// row length no fallback type divides, a bad override type, ...).
+MixPlan plan_mixture(const ck::ModelHeader& header, const MixSettings& settings);
+
+}  // namespace ckplugin::quantize
