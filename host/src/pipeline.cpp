@@ -408,7 +408,16 @@ void Pipeline::print_plan(std::ostream& out) const {
                 << here;
             previous = here;
         }
-        out << " -> " << stages_.back()->spec.name << "\n";
+        out << " -> " << stages_.back()->spec.name;
+        // Why a stage chose what it did, when it says (a "<key>.why" report: tensor -> text).
+        for (const auto& [key, value] : context_.reports()) {
+            if (!key.ends_with(".why")) continue;
+            const json why = json::parse(value, nullptr, false);
+            const std::string& name = row["name"].get_ref<const std::string&>();
+            if (why.is_object() && why.contains(name) && why[name].is_string())
+                out << "  [" << why[name].get<std::string>() << "]";
+        }
+        out << "\n";
     }
     for (const auto& name : plan["dropped"])
         out << "  " << name.get<std::string>() << ": dropped\n";

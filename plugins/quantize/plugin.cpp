@@ -1,10 +1,17 @@
-// The quantize plugin: transform `quantize[to=q8_0|q4_0,only=GLOB,skip=GLOB]` quantizes 2-D
-// float tensors (F32, F16, BF16) row by row with ggml's reference quantizers, so an F16 model
-// becomes exactly what llama.cpp's "pure" quantization writes. Quantized sources need a
-// `dequant` stage first; 1-D tensors (norms, biases) stay as they are.
+// The quantize plugin: transform `quantize[to=TYPE | mix=NAME, ...]`.
+//
+// `to=TYPE` gives every selected 2-D weight one type; `mix=NAME` chooses each tensor's type as
+// llama-quantize does for that named file type (mixture.hpp). Rows are quantized with ggml's
+// reference quantizers (ck/kernels/quantize.hpp), so an F16 or F32 model becomes, byte for byte,
+// what llama-quantize writes without an importance matrix. A quantized input is dequantized
+// exactly first when `requantize=1` (llama-quantize's --allow-requantize), copied with
+// `keep_quantized=1`, and refused otherwise.
 #include <algorithm>
 #include <optional>
+#include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "ck/error.hpp"
 #include "ck/kernels/dequant.hpp"
@@ -13,69 +20,130 @@
 #include "ck/plugin.hpp"
 #include "ck/stage.hpp"
 #include "ck/tensor_filter.hpp"
+#include "mixture.hpp"
 
 namespace {
 
 using ck::GgmlType;
-
-constexpr std::uint32_t id(GgmlType t) {
-    return static_cast<std::uint32_t>(t);
-}
-
-// llama.cpp's llama_ftype values for the "mostly" types we produce.
-constexpr std::uint32_t file_type_q8_0 = 7;
-constexpr std::uint32_t file_type_q4_0 = 2;
+using ckplugin::quantize::MixInfo;
 
 // Elements per pool item: large enough that scheduling costs nothing, small enough that a
 // tensor of a few MB still spreads over every thread.
 constexpr std::uint64_t elements_per_item = 1 << 16;
 
+// llama-quantize's GGML_QNT_VERSION, written with every quantized file.
+constexpr std::uint32_t quantization_version = 2;
+
+// What `to=` accepts: every type there is a reference quantizer for.
+constexpr const char* target_choices =
+    "q4_0|q4_1|q5_0|q5_1|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|iq4_nl|tq1_0|tq2_0|f16|bf16";
+
 struct Job {
-    std::uint32_t from;
+    std::uint32_t from;  // the input type, widened to f32 row by row
+    std::uint32_t to;
     std::uint64_t row_length;
     std::uint64_t rows;
+    ck::kernels::QuantizeRowFn quantize;
 };
+
+// A type named in an option (`output_type=q8_0`), or a usage error listing what is accepted.
+std::uint32_t target_type(const std::string& option, const std::string& name) {
+    const ck::TypeInfo* info = ck::find_type(name);
+    if (!info || !ck::kernels::reference_quantizer(info->id))
+        throw ck::usage_error("quantize: " + option + "=" + name +
+                              ": no quantizer for that type (types: " + target_choices + ")");
+    return info->id;
+}
 
 class Quantize final : public ck::Transform {
   public:
     Quantize(const ck::Options& options, ck::Context& context)
-        : filter_(options), context_(context) {
-        target_ = options.get("to", "q8_0") == "q4_0" ? id(GgmlType::q4_0) : id(GgmlType::q8_0);
+        : filter_(options),
+          context_(context),
+          requantize_(options.get_bool("requantize", false)),
+          keep_quantized_(options.get_bool("keep_quantized", false)) {
+        const std::string to = options.get("to"), mix = options.get("mix");
+        if (!to.empty() && !mix.empty())
+            throw ck::usage_error(
+                "quantize: give to=TYPE (one type for every weight) or "
+                "mix=NAME (llama-quantize's choice per tensor), not both");
+        if (requantize_ && keep_quantized_)
+            throw ck::usage_error(
+                "quantize: requantize=1 and keep_quantized=1 contradict each "
+                "other (quantize already quantized tensors again, or copy them)");
+        if (!mix.empty()) {
+            const std::optional<MixInfo> info = ckplugin::quantize::find_mix(mix);
+            if (!info) {
+                std::string names;
+                for (const std::string& n : ckplugin::quantize::mix_names())
+                    names += (names.empty() ? "" : " ") + n;
+                throw ck::usage_error("quantize: unknown mix '" + mix + "' (mixtures: " + names +
+                                      ")");
+            }
+            settings_.emplace();
+            settings_->mix = *info;
+            settings_->pure = options.get_bool("pure", false);
+            settings_->leave_output = options.get_bool("leave_output", false);
+            if (const std::string t = options.get("output_type"); !t.empty())
+                settings_->output_type = target_type("output_type", t);
+            if (const std::string t = options.get("embd_type"); !t.empty())
+                settings_->embd_type = target_type("embd_type", t);
+        } else {
+            for (const char* only_with_mix : {"output_type", "embd_type", "pure", "leave_output"})
+                if (!options.get(only_with_mix).empty())
+                    throw ck::usage_error(std::string("quantize: ") + only_with_mix +
+                                          " works with mix=NAME only");
+            target_ = target_type("to", to.empty() ? "q8_0" : to);
+        }
     }
 
     ck::ModelHeader plan(const ck::ModelHeader& in) override {
         ck::ModelHeader out = in;
         jobs_.assign(in.tensors.size(), std::nullopt);
+        std::vector<std::string> rules(in.tensors.size());
+        std::uint32_t file_type = 0;
+        if (settings_) {
+            const auto mix = ckplugin::quantize::plan_mixture(in, *settings_);
+            file_type = mix.file_type;
+            for (std::size_t i = 0; i < in.tensors.size(); ++i) {
+                rules[i] = mix.tensors[i].rule;
+                if (mix.tensors[i].quantized) plan_tensor(in, i, mix.tensors[i].type, rules[i]);
+            }
+        } else {
+            file_type = ckplugin::quantize::find_mix(std::string(ck::type_name(target_)))
+                            .value_or(MixInfo{})
+                            .file_type;
+            for (std::size_t i = 0; i < in.tensors.size(); ++i) {
+                const ck::TensorInfo& t = in.tensors[i];
+                if (t.ne.size() < 2) {
+                    rules[i] = "1-D tensor: copied";
+                    continue;
+                }
+                const ck::TypeInfo& to = *ck::find_type(target_);
+                if (t.ne[0] % to.block_size != 0) {
+                    rules[i] = "row length " + std::to_string(t.ne[0]) + " is not a multiple of " +
+                               std::to_string(to.block_size) + ": copied";
+                    context_.warn("tensor '" + t.name + "': rows of " + std::to_string(t.ne[0]) +
+                                  " elements are not a multiple of " +
+                                  std::to_string(to.block_size) + "; left as " +
+                                  std::string(ck::type_name(t.type)));
+                    continue;
+                }
+                rules[i] = "to=" + std::string(to.name);
+                plan_tensor(in, i, target_, rules[i]);
+            }
+        }
         for (std::size_t i = 0; i < in.tensors.size(); ++i) {
-            ck::TensorInfo& t = out.tensors[i];
-            if (!filter_.selects(t.name) || t.ne.size() < 2 || t.type == target_) continue;
-            const std::string subject = "tensor '" + t.name + "'";
-            if (t.type != id(GgmlType::f32) && t.type != id(GgmlType::f16) &&
-                t.type != id(GgmlType::bf16)) {
-                const ck::TypeInfo* info = ck::find_type(t.type);
-                if (info && !info->quantized) continue;  // integer tensors are not weights
-                throw ck::Error("cannot quantize from " + std::string(ck::type_name(t.type)) +
-                                    ": add a dequant[to=f32] stage before quantize",
-                                in.source, {}, subject);
-            }
-            const auto row_length = static_cast<std::uint64_t>(t.ne[0]);
-            if (row_length % 32 != 0) {
-                context_.warn(subject + ": rows of " + std::to_string(row_length) +
-                              " elements are not a multiple of 32; left as " +
-                              std::string(ck::type_name(t.type)));
-                continue;
-            }
-            jobs_[i] = Job{t.type, row_length, t.elements() / row_length};
-            t.type = target_;
-            t.nbytes = *ck::tensor_bytes(target_, t.ne);
-            quantized_any_ = true;
+            if (!jobs_[i]) continue;
+            out.tensors[i].type = jobs_[i]->to;
+            out.tensors[i].nbytes = *ck::tensor_bytes(jobs_[i]->to, out.tensors[i].ne);
         }
-        if (quantized_any_) {
-            out.metadata.set("general.quantization_version", ck::Value::of_u32(2));
-            out.metadata.set(
-                "general.file_type",
-                ck::Value::of_u32(target_ == id(GgmlType::q4_0) ? file_type_q4_0 : file_type_q8_0));
+        if (std::any_of(jobs_.begin(), jobs_.end(), [](const auto& j) { return j.has_value(); })) {
+            out.metadata.set("general.quantization_version",
+                             ck::Value::of_u32(quantization_version));
+            out.metadata.set("general.file_type", ck::Value::of_u32(file_type));
         }
+        report(in, out, rules, file_type);
         return out;
     }
 
@@ -83,55 +151,146 @@ class Quantize final : public ck::Transform {
         ck::TensorView in = upstream(index);
         const auto& job = jobs_.at(index);
         if (!job) return in;
-        // Every variant is bit-exact, so the fastest widening gives ggml's bytes too.
+        // Every dequant variant is bit-exact, so the fastest widening gives ggml's values too
+        // (for a quantized input: exactly what llama-quantize's dequantization gives).
         const auto widen = ck::kernels::plugin_dequant_table().fn[job->from];
         const std::uint64_t in_row = *ck::row_bytes(job->from, job->row_length);
-        const std::uint64_t out_row = *ck::row_bytes(target_, job->row_length);
+        const std::uint64_t out_row = *ck::row_bytes(job->to, job->row_length);
         if (in.bytes().size() != in_row * job->rows)
             throw ck::Error("tensor byte size does not match its shape");
-        std::vector<std::byte> out(out_row * job->rows);
+        ck::TensorAllocation out = ck::TensorView::allocate(out_row * job->rows);
         // Rows are independent: groups of rows (fixed by the shape, not the thread count) go
         // to the pool, each widening one row at a time (no whole-tensor f32 copy).
         const std::uint64_t rows_per_item =
             std::max<std::uint64_t>(1, elements_per_item / job->row_length);
-        const bool to_q4 = target_ == id(GgmlType::q4_0);
         const std::byte* src = in.bytes().data();
         ck::parallel_chunks(job->rows, rows_per_item, [&](std::size_t first, std::size_t end) {
             std::vector<float> row(job->row_length);
             for (std::size_t r = first; r < end; ++r) {
                 widen(src + r * in_row, row.data(), row.size());
-                if (to_q4)
-                    ck::kernels::quantize_row_q4_0(row.data(), out.data() + r * out_row,
-                                                   row.size());
-                else
-                    ck::kernels::quantize_row_q8_0(row.data(), out.data() + r * out_row,
-                                                   row.size());
+                job->quantize(row.data(), out.bytes.data() + r * out_row, row.size());
             }
             // The rows read are not read again: their input pages leave the resident set (a
             // page shared with a neighbouring group is simply read again from the page cache),
             // so the input and the output of a large tensor are never resident together.
             in.release(first * in_row, end * in_row);
+            ck::throw_if_interrupted();
         });
-        return ck::TensorView::owning(std::move(out));
+        return std::move(out.view);
     }
 
   private:
+    // Plans tensor i of `in` to become `to`, or leaves it (rule says why) when it cannot.
+    void plan_tensor(const ck::ModelHeader& in, std::size_t i, std::uint32_t to,
+                     std::string& rule) {
+        const ck::TensorInfo& t = in.tensors[i];
+        if (!filter_.selects(t.name)) {
+            rule = "not selected by only/skip: copied";
+            return;
+        }
+        if (t.type == to) {
+            rule += " (input is already " + std::string(ck::type_name(to)) + ": copied)";
+            return;
+        }
+        const ck::TypeInfo* from = ck::find_type(t.type);
+        if (!from || !from->dequantizable) {
+            rule = "not a float or quantized tensor: copied";
+            return;
+        }
+        if (from->quantized) {
+            if (keep_quantized_) {
+                rule += " (input is " + std::string(from->name) + ": kept, keep_quantized=1)";
+                return;
+            }
+            if (!requantize_)
+                throw ck::Error(
+                    "is already " + std::string(from->name) + "; quantizing it again to " +
+                        std::string(ck::type_name(to)) +
+                        " adds the error of both: pass requantize=1 to dequantize it exactly and "
+                        "quantize again (llama-quantize's --allow-requantize), or "
+                        "keep_quantized=1 to copy quantized tensors as they are",
+                    in.source, {}, "tensor '" + t.name + "'");
+            rule += " (requantized from " + std::string(from->name) + ")";
+        }
+        const auto row_length = static_cast<std::uint64_t>(t.ne[0]);
+        jobs_[i] = Job{t.type, to, row_length, t.elements() / row_length,
+                       ck::kernels::reference_quantizer(to)};
+    }
+
+    // The "quantize" report (each tensor's types, rule and sizes; bits per weight) and
+    // "quantize.why" (tensor -> rule), which --dry-run prints beside each tensor.
+    void report(const ck::ModelHeader& in, const ck::ModelHeader& out,
+                const std::vector<std::string>& rules, std::uint32_t file_type) {
+        nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
+        nlohmann::ordered_json why = nlohmann::ordered_json::object();
+        std::uint64_t elements = 0, bytes_in = 0, bytes_out = 0;
+        for (std::size_t i = 0; i < in.tensors.size(); ++i) {
+            const ck::TensorInfo &a = in.tensors[i], &b = out.tensors[i];
+            tensors.push_back({{"name", a.name},
+                               {"from", std::string(ck::type_name(a.type))},
+                               {"to", std::string(ck::type_name(b.type))},
+                               {"rule", rules[i]},
+                               {"bytes_in", a.nbytes},
+                               {"bytes_out", b.nbytes}});
+            why[a.name] = rules[i];
+            elements += a.elements();
+            bytes_in += a.nbytes;
+            bytes_out += b.nbytes;
+        }
+        const auto bpw = [&](std::uint64_t bytes) {
+            return elements ? 8.0 * static_cast<double>(bytes) / static_cast<double>(elements)
+                            : 0.0;
+        };
+        nlohmann::ordered_json r = {
+            {"mix", settings_ ? nlohmann::ordered_json(settings_->mix.name) : nullptr},
+            {"to", settings_ ? nullptr : nlohmann::ordered_json(ck::type_name(target_))},
+            {"file_type", file_type},
+            {"totals",
+             {{"elements", elements},
+              {"bytes_in", bytes_in},
+              {"bytes_out", bytes_out},
+              {"bits_per_weight_in", bpw(bytes_in)},
+              {"bits_per_weight", bpw(bytes_out)}}},
+            {"tensors", tensors}};
+        context_.report("quantize", r.dump());
+        context_.report("quantize.why", why.dump());
+    }
+
     ck::TensorFilter filter_;
     ck::Context& context_;
-    std::uint32_t target_;
+    bool requantize_;
+    bool keep_quantized_;
+    std::optional<ckplugin::quantize::MixSettings> settings_;  // mix=NAME
+    std::uint32_t target_ = 0;                                 // to=TYPE
     std::vector<std::optional<Job>> jobs_;
-    bool quantized_any_ = false;
 };
 
 const ck_option_descriptor options[] = {
-    {"to", CK_STAGE_TRANSFORM, "q8_0", "q8_0|q4_0", "target block type"},
+    {"to", CK_STAGE_TRANSFORM, "q8_0", target_choices,
+     "one type for every selected 2-D weight (rows not a multiple of its block are copied)"},
+    {"mix", CK_STAGE_TRANSFORM, nullptr, nullptr,
+     "llama-quantize's per-tensor choice for a named file type: q4_0 q4_1 q5_0 q5_1 q8_0 q2_k "
+     "q3_k_s q3_k_m q3_k_l q4_k_s q4_k_m q5_k_s q5_k_m q6_k iq4_nl tq1_0 tq2_0 f16 bf16 f32"},
+    {"output_type", CK_STAGE_TRANSFORM, nullptr, nullptr,
+     "with mix: output.weight's type (--output-tensor-type)"},
+    {"embd_type", CK_STAGE_TRANSFORM, nullptr, nullptr,
+     "with mix: token_embd.weight's type (--token-embedding-type)"},
+    {"pure", CK_STAGE_TRANSFORM, "0", nullptr,
+     "with mix: the mixture's default type for every weight (--pure)"},
+    {"leave_output", CK_STAGE_TRANSFORM, "0", nullptr,
+     "with mix: copy output.weight as it is (--leave-output-tensor)"},
+    {"requantize", CK_STAGE_TRANSFORM, "0", nullptr,
+     "dequantize already quantized tensors exactly, then quantize them (--allow-requantize)"},
+    {"keep_quantized", CK_STAGE_TRANSFORM, "0", nullptr,
+     "copy already quantized tensors as they are"},
     ck::TensorFilter::only_option(CK_STAGE_TRANSFORM),
     ck::TensorFilter::skip_option(CK_STAGE_TRANSFORM),
 };
 
 const ck_plugin_descriptor descriptor = ck::describe_plugin(
-    {"quantize", "1.0.0",
-     "quantize float tensors to q8_0 or q4_0 (bit-identical to ggml's reference quantizers)"},
+    {"quantize", "2.0.0",
+     "quantize to any type llama-quantize makes without an importance matrix, one type or its "
+     "named mixtures (Q4_K_M, ...), byte for byte as llama-quantize"},
     options,
     {.create_transform = ck::transform_factory<Quantize>,
      .kernel_variant = ck::kernels::plugin_dequant_variant,

@@ -147,16 +147,28 @@ BOOST_AUTO_TEST_CASE(f16_model_through_dequant_matches_the_f32_bump_golden,
     BOOST_TEST(!fs::exists(dir / "refused"));
 }
 
-BOOST_AUTO_TEST_CASE(quantize_needs_a_float_source) {
+BOOST_AUTO_TEST_CASE(quantized_input_needs_requantize_or_keep_quantized) {
     cktest::TempDir dir;
     auto r = convert("gguf:quantize[to=q8_0]:gguf", sample(), dir / "o.gguf");
     BOOST_TEST(r.exit_code == 1);
     BOOST_TEST(contains(r.err, "tensor 'token_embd.weight'"), r.err);
-    BOOST_TEST(contains(r.err, "add a dequant[to=f32] stage"), r.err);
+    BOOST_TEST(contains(r.err, "is already q4_K"), r.err);
+    BOOST_TEST(contains(r.err, "requantize=1"), r.err);
+    BOOST_TEST(contains(r.err, "keep_quantized=1"), r.err);
     BOOST_TEST(dir.entries().empty());
-    // With dequant first it works.
-    r = convert("gguf:dequant:quantize[to=q8_0]:gguf", sample(), dir / "o.gguf");
-    BOOST_TEST(r.exit_code == 0, r.err);
+    // requantize=1 is a dequant stage and a quantize stage in one: the same bytes.
+    r = convert("gguf:dequant:quantize[to=q8_0]:gguf", sample(), dir / "two.gguf");
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    r = convert("gguf:quantize[to=q8_0,requantize=1]:gguf", sample(), dir / "one.gguf");
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    BOOST_TEST(cktest::files_equal(dir / "one.gguf", dir / "two.gguf"));
+    // keep_quantized=1 copies them: the sample has nothing else to quantize.
+    r = convert("gguf:quantize[to=q8_0,keep_quantized=1]:gguf", sample(), dir / "kept.gguf");
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    r = convert("gguf:quantize[to=q8_0,requantize=1,keep_quantized=1]:gguf", sample(),
+                dir / "both.gguf");
+    BOOST_TEST(r.exit_code == 2, r.err);
+    BOOST_TEST(contains(r.err, "contradict"), r.err);
 }
 
 BOOST_AUTO_TEST_CASE(refusals_name_the_tensor_and_leave_nothing) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "ck/ggml_types.hpp"
 #include "ck/kernels/float_convert.hpp"
 
 namespace ck::kernels {
@@ -67,6 +68,54 @@ void quantize_row_q4_0(const float* x, std::byte* out, std::size_t n) {
             const int q1 = std::min(15, static_cast<int>(static_cast<std::int8_t>(x1 + 8.5f)));
             out[2 + j] = static_cast<std::byte>(q0 | (q1 << 4));
         }
+    }
+}
+
+void quantize_row_f16(const float* x, std::byte* out, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) store_f16(out + 2 * i, x[i]);
+}
+
+void quantize_row_bf16(const float* x, std::byte* out, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::uint16_t b = f32_to_bf16(x[i]);
+        std::memcpy(out + 2 * i, &b, 2);
+    }
+}
+
+QuantizeRowFn reference_quantizer(std::uint32_t type) {
+    switch (static_cast<GgmlType>(type)) {
+        case GgmlType::f16:
+            return quantize_row_f16;
+        case GgmlType::bf16:
+            return quantize_row_bf16;
+        case GgmlType::q4_0:
+            return quantize_row_q4_0;
+        case GgmlType::q4_1:
+            return quantize_row_q4_1;
+        case GgmlType::q5_0:
+            return quantize_row_q5_0;
+        case GgmlType::q5_1:
+            return quantize_row_q5_1;
+        case GgmlType::q8_0:
+            return quantize_row_q8_0;
+        case GgmlType::q2_k:
+            return quantize_row_q2_K;
+        case GgmlType::q3_k:
+            return quantize_row_q3_K;
+        case GgmlType::q4_k:
+            return quantize_row_q4_K;
+        case GgmlType::q5_k:
+            return quantize_row_q5_K;
+        case GgmlType::q6_k:
+            return quantize_row_q6_K;
+        case GgmlType::iq4_nl:
+            return quantize_row_iq4_nl;
+        case GgmlType::tq1_0:
+            return quantize_row_tq1_0;
+        case GgmlType::tq2_0:
+            return quantize_row_tq2_0;
+        default:
+            return nullptr;
     }
 }
 

@@ -6,8 +6,13 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace ck::kernels {
+
+// F32 -> F16 / BF16 rows as ggml converts them (round to nearest even), any n.
+void quantize_row_f16(const float* x, std::byte* out, std::size_t n);
+void quantize_row_bf16(const float* x, std::byte* out, std::size_t n);
 
 // Blocks of 32 (src/scalar/quantize.cpp, quantize_legacy.cpp).
 void quantize_row_q8_0(const float* x, std::byte* out, std::size_t n);
@@ -27,5 +32,9 @@ void quantize_row_q3_K(const float* x, std::byte* out, std::size_t n);
 void quantize_row_q4_K(const float* x, std::byte* out, std::size_t n);
 void quantize_row_q5_K(const float* x, std::byte* out, std::size_t n);
 void quantize_row_q6_K(const float* x, std::byte* out, std::size_t n);
+
+using QuantizeRowFn = void (*)(const float* x, std::byte* out, std::size_t n);
+// The function above that writes ggml type `type`, or nullptr when there is none.
+QuantizeRowFn reference_quantizer(std::uint32_t type);
 
 }  // namespace ck::kernels
