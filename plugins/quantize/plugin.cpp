@@ -214,7 +214,7 @@ class Quantize final : public ck::Transform {
         }
         const auto row_length = static_cast<std::uint64_t>(t.ne[0]);
         jobs_[i] = Job{t.type, to, row_length, t.elements() / row_length,
-                       ck::kernels::reference_quantizer(to)};
+                       ck::kernels::best_quantizer(to)};
     }
 
     // The "quantize" report (each tensor's types, rule and sizes; bits per weight) and
@@ -293,12 +293,14 @@ const ck_plugin_descriptor descriptor = ck::describe_plugin(
      "named mixtures (Q4_K_M, ...), byte for byte as llama-quantize"},
     options,
     {.create_transform = ck::transform_factory<Quantize>,
-     .kernel_variant = ck::kernels::plugin_dequant_variant,
+     .kernel_variant = ck::kernels::best_quantizer_variant,
      .flags = CK_PLUGIN_FLAG_CONCURRENT});
 
 }  // namespace
 
 CK_PLUGIN_EXPORT const ck_plugin_descriptor* ckhost_plugin_descriptor() {
-    ck::kernels::plugin_dequant_table();  // choose the widening kernels when loaded
+    // Choose the widening and quantizing kernels when loaded (both follow --isa).
+    ck::kernels::plugin_dequant_table();
+    ck::kernels::best_quantizer(static_cast<std::uint32_t>(GgmlType::q4_k));
     return &descriptor;
 }

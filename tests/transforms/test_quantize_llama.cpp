@@ -117,6 +117,26 @@ BOOST_AUTO_TEST_CASE(every_llama_quantize_output_is_made_again_byte_for_byte,
     }
 }
 
+// Every kernel variant (--isa) writes llama-quantize's bytes: the SIMD K-quant quantizers are
+// bit-identical to the scalar ones.
+BOOST_AUTO_TEST_CASE(every_kernel_variant_gives_the_same_file,
+                     *utf::precondition(cktest::SharedDataPresent())) {
+    const fs::path root = *cktest::shared_data();
+    cktest::TempDir dir;
+    for (const char* isa : {"scalar", "avx2", "avx512"}) {
+        const fs::path out = dir / (std::string(isa) + ".gguf");
+        auto r =
+            cktest::run_ckhost({"--isa", isa, "--pipeline", "gguf:quantize[mix=q5_k_m]:gguf", "-i",
+                                (root / "micro-llama-f16.gguf").string(), "-o", out.string()});
+        BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+        std::string list;
+        for (const std::string& p :
+             differences(out, root / "quant" / "micro-llama-f16.q5_k_m.gguf"))
+            list += "\n  " + p;
+        BOOST_TEST(list.empty(), "--isa " << isa << " differs from llama-quantize:" << list);
+    }
+}
+
 // --dry-run names every tensor's type and the rule that chose it; --json lists them too, with
 // the bits per weight of the result.
 BOOST_AUTO_TEST_CASE(dry_run_and_report_say_why_each_type_was_chosen,

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ck/cpu.hpp"
+
 namespace ck::kernels {
 
 // F32 -> F16 / BF16 rows as ggml converts them (round to nearest even), any n.
@@ -36,5 +38,24 @@ void quantize_row_q6_K(const float* x, std::byte* out, std::size_t n);
 using QuantizeRowFn = void (*)(const float* x, std::byte* out, std::size_t n);
 // The function above that writes ggml type `type`, or nullptr when there is none.
 QuantizeRowFn reference_quantizer(std::uint32_t type);
+
+// SIMD variants (src/avx2, src/avx512: one 256-value block per lane), byte-identical to the
+// reference above: Q4_K, Q5_K and Q6_K. Rows whose block count is not a multiple of the lane
+// count (8 or 16) finish with the reference function.
+//
+// The quantizer for `type` in variant `isa`: the variant's own function where it has one,
+// otherwise reference_quantizer(type). Calling it for an ISA the CPU lacks is the caller's
+// mistake; use select_quantizer().
+QuantizeRowFn quantizer(Isa isa, std::uint32_t type);
+// Whether `isa` has its own quantizer for `type` (for Isa::scalar: whether there is one at all).
+bool has_own_quantizer(Isa isa, std::uint32_t type);
+// The quantizer of the best variant not above `limit` that this CPU runs.
+QuantizeRowFn select_quantizer(std::uint32_t type, Isa limit);
+// What a plugin should call: the fastest variant this CPU runs within --isa / CKHOST_ISA
+// (ck::selected_isa()), chosen on the first call and kept; nullptr when reference_quantizer
+// has nothing for `type`.
+QuantizeRowFn best_quantizer(std::uint32_t type);
+// The name of that variant ("avx512"), for a plugin's kernel_variant.
+const char* best_quantizer_variant();
 
 }  // namespace ck::kernels

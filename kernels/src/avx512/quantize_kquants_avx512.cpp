@@ -1,0 +1,53 @@
+// AVX-512 K-quant quantizers: 16 blocks at once, one per lane (quantize_kquants_lanes.inc),
+// bit-identical to the scalar reference. Compiled with AVX-512 F/BW/DQ/VL but without -mfma:
+// nothing may be fused (and the library adds -ffp-contract=off).
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "../quantize_simd.hpp"
+#include "ck/kernels/quantize.hpp"
+
+namespace ck::kernels {
+namespace {
+
+// Like every ISA-specific unit, this one includes no header with inline functions the baseline
+// code also uses (float_convert.hpp, <algorithm>): everything it needs is in this anonymous
+// namespace or called out of line.
+typedef float VF __attribute__((vector_size(64)));
+typedef std::int32_t VI __attribute__((vector_size(64)));
+
+// Lane-wise IEEE square root (correctly rounded, as the scalar sqrtss).
+inline VF vsqrt(VF v) {
+    return reinterpret_cast<VF>(_mm512_sqrt_ps(reinterpret_cast<__m512>(v)));
+}
+
+inline VI vmin(VI a, VI b) {
+    return reinterpret_cast<VI>(
+        _mm512_min_epi32(reinterpret_cast<__m512i>(a), reinterpret_cast<__m512i>(b)));
+}
+
+inline VI vmax(VI a, VI b) {
+    return reinterpret_cast<VI>(
+        _mm512_max_epi32(reinterpret_cast<__m512i>(a), reinterpret_cast<__m512i>(b)));
+}
+
+#include "../quantize_kquants_lanes.inc"
+
+}  // namespace
+
+void quantize_row_q4_K_avx512(const float* x, std::byte* out, std::size_t n) {
+    quantize_rows<q4_k_group, 144>(x, out, n, quantize_row_q4_K);
+}
+
+void quantize_row_q5_K_avx512(const float* x, std::byte* out, std::size_t n) {
+    quantize_rows<q5_k_group, 176>(x, out, n, quantize_row_q5_K);
+}
+
+void quantize_row_q6_K_avx512(const float* x, std::byte* out, std::size_t n) {
+    quantize_rows<q6_k_group, 210>(x, out, n, quantize_row_q6_K);
+}
+
+}  // namespace ck::kernels

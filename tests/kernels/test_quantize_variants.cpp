@@ -1,0 +1,336 @@
+// The SIMD K-quant quantizers (one 256-value block per lane) against the scalar reference,
+// byte for byte: every variant this CPU runs, every type it implements (Q4_K, Q5_K, Q6_K), on
+// - the <type>.src.f32 inputs of tests/data/types (also checked against ggml's own bytes);
+// - 4096 random blocks per distribution mix (normal at scales 1e-6..1e3, zero sub-blocks, zero
+//   blocks, one huge outlier, constants, ties, subnormals, one-signed blocks, non-finite values
+//   and per-sub-block mixtures), shuffled so that neighbouring lanes take different paths;
+// - every block count from 1 to three lane groups, so each tail length (0..lanes-1) runs;
+// - the weights of ../shared/testdata/micro-llama-f16.gguf, when present.
+// A mismatch names the block, byte and field.
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <iomanip>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ck/context.hpp"
+#include "ck/ggml_types.hpp"
+#include "ck/kernels/dequant.hpp"
+#include "ck/kernels/quantize.hpp"
+#include "gguf_reader.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using ck::GgmlType;
+using ck::Isa;
+
+struct Field {
+    const char* name;
+    std::size_t begin;
+    std::size_t end;
+};
+
+struct KType {
+    const char* name;  // also the tensor name in types.gguf
+    GgmlType type;
+    std::size_t block_bytes;
+    std::vector<Field> fields;
+};
+
+const std::vector<KType>& simd_types() {
+    static const std::vector<KType> all = {
+        {"q4_K",
+         GgmlType::q4_k,
+         144,
+         {{"d", 0, 2}, {"dmin", 2, 4}, {"scales", 4, 16}, {"qs", 16, 144}}},
+        {"q5_K",
+         GgmlType::q5_k,
+         176,
+         {{"d", 0, 2}, {"dmin", 2, 4}, {"scales", 4, 16}, {"qh", 16, 48}, {"qs", 48, 176}}},
+        {"q6_K",
+         GgmlType::q6_k,
+         210,
+         {{"ql", 0, 128}, {"qh", 128, 192}, {"scales", 192, 208}, {"d", 208, 210}}},
+    };
+    return all;
+}
+
+std::uint32_t id(GgmlType t) {
+    return static_cast<std::uint32_t>(t);
+}
+
+std::vector<Isa> supported_simd() {
+    std::vector<Isa> out;
+    const Isa best = ck::best_supported_isa(ck::cpu_features());
+    if (best >= Isa::avx2) out.push_back(Isa::avx2);
+    if (best >= Isa::avx512) out.push_back(Isa::avx512);
+    return out;
+}
+
+bool no_simd() {
+    if (!supported_simd().empty()) return false;
+    BOOST_TEST_MESSAGE("this CPU has no AVX2: only the scalar quantizers run here");
+    return true;
+}
+
+std::string field_at(const KType& k, std::size_t offset) {
+    for (const Field& f : k.fields)
+        if (offset >= f.begin && offset < f.end)
+            return std::string(f.name) + "[" + std::to_string(offset - f.begin) + "]";
+    return "?";
+}
+
+// Empty when equal; otherwise the first (up to 3) differing blocks with their first byte.
+std::string diff(const KType& k, const std::vector<std::byte>& got, const std::byte* want) {
+    if (std::memcmp(got.data(), want, got.size()) == 0) return {};
+    const std::size_t blocks = got.size() / k.block_bytes;
+    std::ostringstream s;
+    std::size_t bad = 0;
+    for (std::size_t b = 0; b < blocks; ++b) {
+        const std::byte* g = got.data() + b * k.block_bytes;
+        const std::byte* w = want + b * k.block_bytes;
+        if (std::memcmp(g, w, k.block_bytes) == 0) continue;
+        if (++bad > 3) continue;
+        std::size_t i = 0;
+        while (g[i] == w[i]) ++i;
+        s << (bad > 1 ? "; " : "") << "block " << b << " byte " << i << " (" << field_at(k, i)
+          << "): got 0x" << std::hex << std::setw(2) << std::setfill('0')
+          << static_cast<unsigned>(g[i]) << ", want 0x" << std::setw(2)
+          << static_cast<unsigned>(w[i]) << std::dec << std::setfill(' ');
+    }
+    s << " (" << bad << " of " << blocks << " blocks differ)";
+    return s.str();
+}
+
+// Quantizes x (a whole number of blocks) with the variant and with the scalar reference and
+// compares the bytes.
+bool check_same(Isa isa, const KType& k, const float* x, std::size_t n, const std::string& what) {
+    const std::size_t bytes = n / 256 * k.block_bytes;
+    std::vector<std::byte> want(bytes), got(bytes, std::byte{0xA5});
+    ck::kernels::reference_quantizer(id(k.type))(x, want.data(), n);
+    ck::kernels::quantizer(isa, id(k.type))(x, got.data(), n);
+    const std::string problem = diff(k, got, want.data());
+    BOOST_TEST(problem.empty(),
+               k.name << " " << ck::isa_name(isa) << " on " << what << ": " << problem);
+    return problem.empty();
+}
+
+std::vector<float> floats_of(const std::vector<unsigned char>& bytes) {
+    std::vector<float> v(bytes.size() / sizeof(float));
+    std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
+    return v;
+}
+
+// One 256-value block of distribution `kind` (see random_blocks).
+void fill_block(int kind, std::mt19937_64& random, float* x) {
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+    const float scale = std::pow(10.0f, -6.0f + 9.0f * unit(random));  // 1e-6 .. 1e3
+    for (int i = 0; i < 256; ++i) x[i] = scale * normal(random);
+    switch (kind) {
+        case 0:  // plain normal
+            break;
+        case 1:  // some sub-blocks (of 16 and of 32) all zero
+            for (int j = 0; j < 16; ++j)
+                if (random() % 3 == 0)
+                    for (int i = 0;
+                         i < 16 * (1 + static_cast<int>(random() % 2)) && 16 * j + i < 256; ++i)
+                        x[16 * j + i] = 0.0f;
+            break;
+        case 2:  // all zero, or all -0
+            for (int i = 0; i < 256; ++i) x[i] = random() % 2 ? 0.0f : -0.0f;
+            break;
+        case 3: {  // one huge outlier
+            const float mags[] = {1e2f, 1e4f, 1e8f, 1e19f, 1e30f, 3e38f};
+            x[random() % 256] = (random() % 2 ? 1.0f : -1.0f) * scale * mags[random() % 6];
+            break;
+        }
+        case 4: {  // constant block, or constant sub-blocks
+            const float c = scale * normal(random);
+            if (random() % 2) {
+                for (int i = 0; i < 256; ++i) x[i] = c;
+            } else {
+                for (int j = 0; j < 16; ++j) {
+                    const float cj = random() % 4 == 0 ? 0.0f : scale * normal(random);
+                    for (int i = 0; i < 16; ++i) x[16 * j + i] = cj;
+                }
+            }
+            break;
+        }
+        case 5: {  // ties: small integers and halves, times a power of two
+            const float unit_step = std::ldexp(1.0f, static_cast<int>(random() % 20) - 10);
+            for (int i = 0; i < 256; ++i)
+                x[i] = unit_step * 0.5f * static_cast<float>(static_cast<int>(random() % 33) - 16);
+            break;
+        }
+        case 6:  // subnormals (and values near GROUP_MAX_EPS)
+            for (int i = 0; i < 256; ++i) x[i] = (random() % 2 ? 1e-40f : 1e-15f) * normal(random);
+            break;
+        case 7:  // one sign only (the min > 0 and max < 0 paths)
+            for (int i = 0; i < 256; ++i) x[i] = std::fabs(x[i]);
+            if (random() % 2)
+                for (int i = 0; i < 256; ++i) x[i] = -x[i];
+            if (random() % 2)
+                for (int i = 0; i < 256; ++i) x[i] += scale * 3.0f;
+            break;
+        case 8: {  // non-finite values (deterministic garbage in ggml, kept the same)
+            const float specials[] = {
+                std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::max()};
+            x[random() % 256] = specials[random() % 4];
+            break;
+        }
+        default: {  // per sub-block mixture of the above
+            for (int j = 0; j < 16; ++j) {
+                float sub[256];
+                fill_block(static_cast<int>(random() % 8), random, sub);
+                std::memcpy(x + 16 * j, sub + 16 * j, 16 * sizeof(float));
+            }
+            break;
+        }
+    }
+}
+
+constexpr int kinds = 10;
+
+// 4096 blocks; block b has a random kind, so neighbouring lanes diverge. With `only`, every
+// block has that kind.
+std::vector<float> random_blocks(std::uint64_t seed, int only = -1) {
+    std::mt19937_64 random(seed);
+    std::vector<float> x(4096 * 256);
+    for (std::size_t b = 0; b < 4096; ++b)
+        fill_block(only >= 0 ? only : static_cast<int>(random() % kinds), random,
+                   x.data() + 256 * b);
+    return x;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(quantize_variants)
+
+BOOST_AUTO_TEST_CASE(dispatch) {
+    for (const KType& k : simd_types()) {
+        BOOST_TEST(ck::kernels::best_quantizer(id(k.type)) != nullptr);
+        BOOST_TEST(ck::kernels::select_quantizer(id(k.type), Isa::scalar) ==
+                   ck::kernels::reference_quantizer(id(k.type)));
+        BOOST_TEST(ck::kernels::has_own_quantizer(Isa::avx2, id(k.type)));
+        BOOST_TEST(ck::kernels::has_own_quantizer(Isa::avx512, id(k.type)));
+        for (Isa isa : supported_simd())
+            BOOST_TEST(ck::kernels::quantizer(isa, id(k.type)) !=
+                       ck::kernels::reference_quantizer(id(k.type)));
+    }
+    // Types without a SIMD variant fall back to the reference.
+    for (GgmlType t : {GgmlType::q8_0, GgmlType::q2_k, GgmlType::q3_k}) {
+        BOOST_TEST(!ck::kernels::has_own_quantizer(Isa::avx512, id(t)));
+        BOOST_TEST(ck::kernels::quantizer(Isa::avx512, id(t)) ==
+                   ck::kernels::reference_quantizer(id(t)));
+        BOOST_TEST(ck::kernels::best_quantizer(id(t)) == ck::kernels::reference_quantizer(id(t)));
+    }
+    BOOST_TEST(ck::kernels::best_quantizer(id(GgmlType::f32)) == nullptr);
+    BOOST_TEST_MESSAGE("best_quantizer variant: " << ck::kernels::best_quantizer_variant());
+}
+
+// Every .src.f32 of tests/data/types (8 rows of 1024, the K-quant ones and all the others),
+// quantized as one row of 32 blocks so that whole lane groups run; for the type's own input
+// also against ggml's bytes in types.gguf.
+BOOST_AUTO_TEST_CASE(same_as_scalar_on_the_types_data) {
+    if (no_simd()) return;
+    const auto dir = cktest::test_data() / "types";
+    ck::RecordingContext context;
+    ckplugin::gguf::GgufReader reader(context);
+    const ck::ModelHeader header = reader.open(dir / "types.gguf");
+    std::size_t inputs = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        const std::string file = entry.path().filename().string();
+        if (file.size() < 8 || file.substr(file.size() - 8) != ".src.f32") continue;
+        std::vector<float> x = floats_of(cktest::read_file(entry.path()));
+        x.resize(x.size() / 256 * 256);
+        if (x.empty()) continue;
+        ++inputs;
+        for (const KType& k : simd_types())
+            for (Isa isa : supported_simd()) check_same(isa, k, x.data(), x.size(), file);
+    }
+    BOOST_TEST(inputs >= 10u);
+
+    for (const KType& k : simd_types()) {
+        std::size_t index = header.tensors.size();
+        for (std::size_t i = 0; i < header.tensors.size(); ++i)
+            if (header.tensors[i].name == k.name) index = i;
+        BOOST_TEST_REQUIRE(index < header.tensors.size());
+        const std::vector<float> x =
+            floats_of(cktest::read_file(dir / (std::string(k.name) + ".src.f32")));
+        const ck::TensorView view = reader.tensor(index);
+        std::vector<std::byte> got(x.size() / 256 * k.block_bytes);
+        BOOST_TEST_REQUIRE(view.size() == got.size());
+        for (Isa isa : supported_simd()) {
+            ck::kernels::quantizer(isa, id(k.type))(x.data(), got.data(), x.size());
+            const std::string problem = diff(k, got, view.data());
+            BOOST_TEST(problem.empty(),
+                       k.name << " " << ck::isa_name(isa) << " against ggml: " << problem);
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(same_as_scalar_on_random_blocks) {
+    if (no_simd()) return;
+    // A mixture (lanes diverge) and each distribution alone (all lanes on the same path).
+    std::vector<std::pair<std::string, std::vector<float>>> sets;
+    sets.emplace_back("mixed blocks", random_blocks(20260101));
+    for (int kind = 0; kind < kinds; ++kind)
+        sets.emplace_back("blocks of kind " + std::to_string(kind),
+                          random_blocks(777 + static_cast<std::uint64_t>(kind), kind));
+    // Normal values at each decade of scale 1e-6..1e3, 256 blocks each.
+    {
+        std::mt19937_64 random(99);
+        std::normal_distribution<float> normal(0.0f, 1.0f);
+        std::vector<float> x;
+        for (int e = -6; e <= 3; ++e)
+            for (int i = 0; i < 256 * 256; ++i)
+                x.push_back(std::pow(10.0f, static_cast<float>(e)) * normal(random));
+        sets.emplace_back("normal at scales 1e-6..1e3", std::move(x));
+    }
+    for (const auto& [what, x] : sets)
+        for (const KType& k : simd_types())
+            for (Isa isa : supported_simd()) check_same(isa, k, x.data(), x.size(), what);
+}
+
+// 1 .. 3 * 16 + 15 blocks: every tail length for both lane counts, and rows shorter than a group.
+BOOST_AUTO_TEST_CASE(tails_use_the_scalar_quantizer) {
+    if (no_simd()) return;
+    const std::vector<float> x = random_blocks(4242);
+    for (std::size_t blocks = 1; blocks < 64; ++blocks)
+        for (const KType& k : simd_types())
+            for (Isa isa : supported_simd())
+                check_same(isa, k, x.data() + 256 * (blocks * 7 % 1000), blocks * 256,
+                           std::to_string(blocks) + " blocks");
+}
+
+// Real weights: every tensor of micro-llama-f16.gguf, widened to f32.
+BOOST_AUTO_TEST_CASE(same_as_scalar_on_real_weights,
+                     *boost::unit_test::precondition(cktest::SharedDataPresent())) {
+    if (no_simd()) return;
+    ck::RecordingContext context;
+    ckplugin::gguf::GgufReader reader(context);
+    const ck::ModelHeader header = reader.open(*cktest::shared_data() / "micro-llama-f16.gguf");
+    const auto& widen = ck::kernels::scalar_dequant_table();
+    std::size_t tensors = 0;
+    for (std::size_t i = 0; i < header.tensors.size(); ++i) {
+        const ck::TensorInfo& info = header.tensors[i];
+        if (info.elements() % 256 != 0 || !widen.fn[info.type]) continue;
+        std::vector<float> x(info.elements());
+        widen.fn[info.type](reader.tensor(i).data(), x.data(), x.size());
+        ++tensors;
+        for (const KType& k : simd_types())
+            for (Isa isa : supported_simd()) check_same(isa, k, x.data(), x.size(), info.name);
+    }
+    BOOST_TEST(tensors > 0u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
