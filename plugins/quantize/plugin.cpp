@@ -160,16 +160,19 @@ class Quantize final : public ck::Transform {
             throw ck::Error("tensor byte size does not match its shape");
         ck::TensorAllocation out = ck::TensorView::allocate(out_row * job->rows);
         // Rows are independent: groups of rows (fixed by the shape, not the thread count) go
-        // to the pool, each widening one row at a time (no whole-tensor f32 copy).
+        // to the pool. A group is widened into one buffer and quantized in one call: a row's
+        // blocks follow the previous row's in the output as in a longer row, and the SIMD
+        // K-quant quantizers need many blocks per call (one block per lane, 16 lanes; a
+        // 2048-wide row has only 8).
         const std::uint64_t rows_per_item =
             std::max<std::uint64_t>(1, elements_per_item / job->row_length);
         const std::byte* src = in.bytes().data();
         ck::parallel_chunks(job->rows, rows_per_item, [&](std::size_t first, std::size_t end) {
-            std::vector<float> row(job->row_length);
-            for (std::size_t r = first; r < end; ++r) {
-                widen(src + r * in_row, row.data(), row.size());
-                job->quantize(row.data(), out.bytes.data() + r * out_row, row.size());
-            }
+            std::vector<float> values((end - first) * job->row_length);
+            for (std::size_t r = first; r < end; ++r)
+                widen(src + r * in_row, values.data() + (r - first) * job->row_length,
+                      job->row_length);
+            job->quantize(values.data(), out.bytes.data() + first * out_row, values.size());
             // The rows read are not read again: their input pages leave the resident set (a
             // page shared with a neighbouring group is simply read again from the page cache),
             // so the input and the output of a large tensor are never resident together.
