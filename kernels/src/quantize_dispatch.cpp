@@ -19,12 +19,18 @@ namespace {
 QuantizeRowFn own_quantizer(Isa isa, std::uint32_t type) {
     const bool avx512 = isa == Isa::avx512;
     switch (static_cast<GgmlType>(type)) {
+        case GgmlType::q2_k:
+            return avx512 ? quantize_row_q2_K_avx512 : quantize_row_q2_K_avx2;
+        case GgmlType::q3_k:
+            return avx512 ? quantize_row_q3_K_avx512 : quantize_row_q3_K_avx2;
         case GgmlType::q4_k:
             return avx512 ? quantize_row_q4_K_avx512 : quantize_row_q4_K_avx2;
         case GgmlType::q5_k:
             return avx512 ? quantize_row_q5_K_avx512 : quantize_row_q5_K_avx2;
         case GgmlType::q6_k:
             return avx512 ? quantize_row_q6_K_avx512 : quantize_row_q6_K_avx2;
+        case GgmlType::iq4_nl:
+            return avx512 ? quantize_row_iq4_nl_avx512 : quantize_row_iq4_nl_avx2;
         default:
             return nullptr;
     }

@@ -1,10 +1,13 @@
-// The SIMD K-quant quantizers (one 256-value block per lane) against the scalar reference,
-// byte for byte: every variant this CPU runs, every type it implements (Q4_K, Q5_K, Q6_K), on
+// The SIMD quantizers (one block per lane: 256 values, 32 for IQ4_NL) against the scalar
+// reference, byte for byte: every variant this CPU runs, every type it implements (Q2_K, Q3_K,
+// Q4_K, Q5_K, Q6_K, IQ4_NL), on
 // - the <type>.src.f32 inputs of tests/data/types (also checked against ggml's own bytes);
 // - 4096 random blocks per distribution mix (normal at scales 1e-6..1e3, zero sub-blocks, zero
 //   blocks, one huge outlier, constants, ties, subnormals, one-signed blocks, non-finite values
 //   and per-sub-block mixtures), shuffled so that neighbouring lanes take different paths;
 // - every block count from 1 to three lane groups, so each tail length (0..lanes-1) runs;
+// - IQ4_NL's edge cases (exact midpoints between table entries, all-equal blocks, negative
+//   extremes, blocks around GROUP_MAX_EPS);
 // - the weights of ../shared/testdata/micro-llama-f16.gguf, when present.
 // A mismatch names the block, byte and field.
 #include <boost/test/unit_test.hpp>
@@ -42,10 +45,19 @@ struct KType {
     GgmlType type;
     std::size_t block_bytes;
     std::vector<Field> fields;
+    std::size_t block_values = 256;
 };
 
 const std::vector<KType>& simd_types() {
     static const std::vector<KType> all = {
+        {"q2_K",
+         GgmlType::q2_k,
+         84,
+         {{"scales", 0, 16}, {"qs", 16, 80}, {"d", 80, 82}, {"dmin", 82, 84}}},
+        {"q3_K",
+         GgmlType::q3_k,
+         110,
+         {{"hmask", 0, 32}, {"qs", 32, 96}, {"scales", 96, 108}, {"d", 108, 110}}},
         {"q4_K",
          GgmlType::q4_k,
          144,
@@ -58,6 +70,7 @@ const std::vector<KType>& simd_types() {
          GgmlType::q6_k,
          210,
          {{"ql", 0, 128}, {"qh", 128, 192}, {"scales", 192, 208}, {"d", 208, 210}}},
+        {"iq4_nl", GgmlType::iq4_nl, 18, {{"d", 0, 2}, {"qs", 2, 18}}, 32},
     };
     return all;
 }
@@ -112,7 +125,7 @@ std::string diff(const KType& k, const std::vector<std::byte>& got, const std::b
 // Quantizes x (a whole number of blocks) with the variant and with the scalar reference and
 // compares the bytes.
 bool check_same(Isa isa, const KType& k, const float* x, std::size_t n, const std::string& what) {
-    const std::size_t bytes = n / 256 * k.block_bytes;
+    const std::size_t bytes = n / k.block_values * k.block_bytes;
     std::vector<std::byte> want(bytes), got(bytes, std::byte{0xA5});
     ck::kernels::reference_quantizer(id(k.type))(x, want.data(), n);
     ck::kernels::quantizer(isa, id(k.type))(x, got.data(), n);
@@ -227,7 +240,7 @@ BOOST_AUTO_TEST_CASE(dispatch) {
                        ck::kernels::reference_quantizer(id(k.type)));
     }
     // Types without a SIMD variant fall back to the reference.
-    for (GgmlType t : {GgmlType::q8_0, GgmlType::q2_k, GgmlType::q3_k}) {
+    for (GgmlType t : {GgmlType::q8_0, GgmlType::q4_0, GgmlType::q5_1}) {
         BOOST_TEST(!ck::kernels::has_own_quantizer(Isa::avx512, id(t)));
         BOOST_TEST(ck::kernels::quantizer(Isa::avx512, id(t)) ==
                    ck::kernels::reference_quantizer(id(t)));
@@ -267,7 +280,7 @@ BOOST_AUTO_TEST_CASE(same_as_scalar_on_the_types_data) {
         const std::vector<float> x =
             floats_of(cktest::read_file(dir / (std::string(k.name) + ".src.f32")));
         const ck::TensorView view = reader.tensor(index);
-        std::vector<std::byte> got(x.size() / 256 * k.block_bytes);
+        std::vector<std::byte> got(x.size() / k.block_values * k.block_bytes);
         BOOST_TEST_REQUIRE(view.size() == got.size());
         for (Isa isa : supported_simd()) {
             ck::kernels::quantizer(isa, id(k.type))(x.data(), got.data(), x.size());
@@ -308,8 +321,91 @@ BOOST_AUTO_TEST_CASE(tails_use_the_scalar_quantizer) {
     for (std::size_t blocks = 1; blocks < 64; ++blocks)
         for (const KType& k : simd_types())
             for (Isa isa : supported_simd())
-                check_same(isa, k, x.data() + 256 * (blocks * 7 % 1000), blocks * 256,
+                check_same(isa, k, x.data() + 256 * (blocks * 7 % 1000), blocks * k.block_values,
                            std::to_string(blocks) + " blocks");
+}
+
+// IQ4_NL's own edge cases, 32-value blocks of random kinds side by side: values exactly on the
+// midpoints between table entries (times a power of two, with the extreme at +-127 times it,
+// so that the search's grids hit the ties exactly), values exactly on table entries, all-equal
+// blocks, blocks whose signed extreme is negative, and tiny blocks around GROUP_MAX_EPS.
+BOOST_AUTO_TEST_CASE(iq4_nl_edge_cases) {
+    if (no_simd()) return;
+    const KType* iq4 = nullptr;
+    for (const KType& k : simd_types())
+        if (k.type == GgmlType::iq4_nl) iq4 = &k;
+    BOOST_TEST_REQUIRE(iq4 != nullptr);
+    constexpr int table[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                               1,    13,   25,  38,  53,  69,  89,  113};
+    std::mt19937_64 random(31337);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    constexpr int kinds_iq4 = 8;
+    for (int only = -1; only < kinds_iq4; ++only) {
+        std::vector<float> x(4096 * 32);
+        for (std::size_t b = 0; b < 4096; ++b) {
+            float* const v = x.data() + 32 * b;
+            const int kind = only >= 0 ? only : static_cast<int>(random() % kinds_iq4);
+            const float s = std::ldexp(1.0f, static_cast<int>(random() % 40) - 20);
+            const float sign = random() % 2 ? 1.0f : -1.0f;
+            switch (kind) {
+                case 0:  // midpoints (and their negatives), the extreme at +-127 s
+                    for (int j = 0; j < 32; ++j) {
+                        const int k = 1 + static_cast<int>(random() % 15);
+                        const float mid = 0.5f * static_cast<float>(table[k - 1] + table[k]);
+                        v[j] = (random() % 2 ? 1.0f : -1.0f) * mid * s;
+                    }
+                    v[random() % 32] = sign * 127.0f * s;
+                    break;
+                case 1:  // table entries times s (the fit is exact), some midpoints
+                    for (int j = 0; j < 32; ++j) {
+                        const int k = static_cast<int>(random() % 16);
+                        v[j] = random() % 4 == 0
+                                   ? 0.5f *
+                                         static_cast<float>(table[k == 0 ? 0 : k - 1] + table[k]) *
+                                         s
+                                   : static_cast<float>(table[k]) * s;
+                    }
+                    break;
+                case 2: {  // all equal (zero, -0, positive or negative)
+                    const float c =
+                        random() % 4 == 0 ? (random() % 2 ? 0.0f : -0.0f) : s * normal(random);
+                    for (int j = 0; j < 32; ++j) v[j] = c;
+                    break;
+                }
+                case 3:  // the signed extreme negative
+                    for (int j = 0; j < 32; ++j) v[j] = s * normal(random);
+                    v[random() % 32] = -8.0f * s;
+                    if (random() % 2)
+                        for (int j = 0; j < 32; ++j) v[j] = -std::fabs(v[j]);
+                    break;
+                case 4: {  // tiny: below, at and just above GROUP_MAX_EPS, or subnormal
+                    const float eps = 1e-15f;
+                    const float edges[] = {std::nextafter(eps, 0.0f), eps,
+                                           std::nextafter(eps, 1.0f), 1e-16f, 1e-40f};
+                    for (int j = 0; j < 32; ++j) v[j] = 1e-17f * normal(random);
+                    v[random() % 32] = sign * edges[random() % 5];
+                    break;
+                }
+                case 6:
+                    // 24 values -127 s, then 8 at -4.5 s (the midpoint between -10 and 1):
+                    // their weighted terms are absorbed in the sums, the fitted scale is s
+                    // exactly, and the final encoding meets the midpoint exactly.
+                    for (int j = 0; j < 32; ++j) v[j] = (j < 24 ? -127.0f : -4.5f) * s;
+                    break;
+                case 5:  // ties in magnitude: +-c, the first one found wins
+                    for (int j = 0; j < 32; ++j)
+                        v[j] = static_cast<float>(static_cast<int>(random() % 9) - 4) * s;
+                    break;
+                default:  // plain normal
+                    for (int j = 0; j < 32; ++j) v[j] = s * normal(random);
+                    break;
+            }
+        }
+        for (Isa isa : supported_simd())
+            check_same(isa, *iq4, x.data(), x.size(),
+                       only < 0 ? std::string("mixed edge blocks")
+                                : "edge blocks of kind " + std::to_string(only));
+    }
 }
 
 // Real weights: every tensor of micro-llama-f16.gguf, widened to f32.

@@ -39,9 +39,10 @@ using QuantizeRowFn = void (*)(const float* x, std::byte* out, std::size_t n);
 // The function above that writes ggml type `type`, or nullptr when there is none.
 QuantizeRowFn reference_quantizer(std::uint32_t type);
 
-// SIMD variants (src/avx2, src/avx512: one 256-value block per lane), byte-identical to the
-// reference above: Q4_K, Q5_K and Q6_K. Rows whose block count is not a multiple of the lane
-// count (8 or 16) finish with the reference function.
+// SIMD variants (src/avx2, src/avx512: one block per lane), byte-identical to the reference
+// above: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (256-value blocks) and IQ4_NL (32-value blocks). Rows
+// whose block count is not a multiple of the lane count (8 or 16) finish with the reference
+// function.
 //
 // The quantizer for `type` in variant `isa`: the variant's own function where it has one,
 // otherwise reference_quantizer(type). Calling it for an ISA the CPU lacks is the caller's
