@@ -3,10 +3,11 @@
 # /usr/bin/time -v with a warm page cache, --threads 1 and 2 (THREADS), median of RUNS wall
 # times and peak RSS, on the TinyLlama-1.1B-shaped F16 model (22 layers, 2.2 GB, generated
 # once into DIR, never the repository). MIXES chooses the mixtures (default: q4_k_m q6_k q8_0
-# q4_0). llama-quantize's figures on this machine, for the ratios (2 threads, same input,
+# q4_0; also measured: q5_k_m q3_k_m q2_k iq4_nl). llama-quantize's figures on this machine, for the ratios (2 threads, same input,
 # measured with llama.cpp's llama-quantize built from node-llama-cpp 3.22.1's bundle on
-# 2026-11-24): Q4_K_M 36.18 s, Q6_K 19.65 s, Q8_0 5.56 s, Q4_0 3.93 s (the issue quoted 54 s,
-# 5.26 s and 5.60 s); LLAMA_Q4_K_M etc. override them, in seconds.
+# 2026-11-24): Q4_K_M 36.18 s, Q5_K_M 30.83 s, Q6_K 19.65 s, Q3_K_M 20.04 s, Q2_K 26.10 s,
+# IQ4_NL 96.60 s, Q8_0 5.56 s, Q4_0 3.93 s (the issue quoted 54 s for Q4_K_M, 5.26 s and
+# 5.60 s); LLAMA_Q4_K_M etc. override them, in seconds.
 # The per-type kernel throughput is build/kernels/bench/bench_quantize (Google Benchmark).
 #
 #   tests/bench/bench_quantize.sh [BUILD_DIR]   (default: build; RUNS=3 DIR=/tmp/ckhost-bench)
@@ -28,8 +29,9 @@ mkdir -p "$dir/quantize"
 model=$dir/tinyllama-22l-f16.gguf
 [ -f "$model" ] || "$build/tests/bench/make_f16_bench_model" "$model" 22
 size=$(stat -c %s "$model")
-declare -A llama=([q4_k_m]=${LLAMA_Q4_K_M:-36.18} [q6_k]=${LLAMA_Q6_K:-19.65}
-    [q8_0]=${LLAMA_Q8_0:-5.56} [q4_0]=${LLAMA_Q4_0:-3.93})
+declare -A llama=([q4_k_m]=${LLAMA_Q4_K_M:-36.18} [q5_k_m]=${LLAMA_Q5_K_M:-30.83}
+    [q6_k]=${LLAMA_Q6_K:-19.65} [q3_k_m]=${LLAMA_Q3_K_M:-20.04} [q2_k]=${LLAMA_Q2_K:-26.10}
+    [iq4_nl]=${LLAMA_IQ4_NL:-96.60} [q8_0]=${LLAMA_Q8_0:-5.56} [q4_0]=${LLAMA_Q4_0:-3.93})
 
 echo "build: $build; $(nproc) CPUs; runs: $runs (medians), page cache warm; input $size bytes"
 for mix in $mixes; do
