@@ -397,6 +397,12 @@ void Pipeline::print_plan(std::ostream& out) const {
         << " tensors, " << human_bytes(headers_.front().total_bytes()) << " in, "
         << human_bytes(headers_.back().total_bytes()) << " out\n";
     for (const auto& p : outputs_) out << "output: " << p.string() << "\n";
+    // Why a stage chose what it did, when it says: "<key>.why" reports (tensor -> text).
+    std::vector<json> whys;
+    for (const auto& [key, value] : context_.reports())
+        if (key.ends_with(".why"))
+            if (json why = json::parse(value, nullptr, false); why.is_object())
+                whys.push_back(std::move(why));
     for (const auto& row : plan["tensors"]) {
         out << "  " << row["name"].get<std::string>() << ":";
         std::string previous;
@@ -409,14 +415,10 @@ void Pipeline::print_plan(std::ostream& out) const {
             previous = here;
         }
         out << " -> " << stages_.back()->spec.name;
-        // Why a stage chose what it did, when it says (a "<key>.why" report: tensor -> text).
-        for (const auto& [key, value] : context_.reports()) {
-            if (!key.ends_with(".why")) continue;
-            const json why = json::parse(value, nullptr, false);
-            const std::string& name = row["name"].get_ref<const std::string&>();
-            if (why.is_object() && why.contains(name) && why[name].is_string())
+        const std::string& name = row["name"].get_ref<const std::string&>();
+        for (const json& why : whys)
+            if (why.contains(name) && why[name].is_string())
                 out << "  [" << why[name].get<std::string>() << "]";
-        }
         out << "\n";
     }
     for (const auto& name : plan["dropped"])

@@ -9,13 +9,16 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <numeric>
 #include <utility>
+
+#include <boost/algorithm/string/case_conv.hpp>
+#include <boost/algorithm/string/predicate.hpp>
 
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/metadata.hpp"
+#include "ck/support/tensor_io.hpp"
 
 namespace ckplugin::quantize {
 namespace {
@@ -77,29 +80,13 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 3> aliases =
     {"Q5_K", "Q5_K_M"},
 }};
 
-bool same_text(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (std::toupper(static_cast<unsigned char>(a[i])) !=
-            std::toupper(static_cast<unsigned char>(b[i])))
-            return false;
-    }
-    return true;
-}
-
 bool contains(std::string_view haystack, std::string_view needle) {
     return haystack.find(needle) != std::string_view::npos;
 }
 
 // "Q4_K", "IQ4_NL", "F16": ggml's name in capitals, as llama-quantize prints mixtures.
 std::string shown(std::uint32_t type) {
-    std::string s(ck::type_name(type));
-    for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return s;
-}
-
-std::string tensor_subject(const std::string& name) {
-    return "tensor '" + name + "'";
+    return boost::algorithm::to_upper_copy(std::string(ck::type_name(type)));
 }
 
 std::uint32_t block_size(std::uint32_t type) {
@@ -418,11 +405,11 @@ class Planner {
             throw ck::Error(
                 "cannot tell the layer of this tensor (a model with experts needs "
                 "names blk.N.*)",
-                header_.source, {}, tensor_subject(t.name));
+                header_.source, {}, ck::support::tensor_subject(t.name));
         if (*layer < 0 || *layer >= n_layer)
             throw ck::Error("layer " + std::to_string(*layer) + " is outside [0, " +
                                 std::to_string(n_layer) + ")",
-                            header_.source, {}, tensor_subject(t.name));
+                            header_.source, {}, ck::support::tensor_subject(t.name));
         return {*layer, n_layer};
     }
 
@@ -464,7 +451,7 @@ class Planner {
             throw ck::Error(std::string(option) + " " + shown(pick.type) + ": row length " +
                                 std::to_string(t.ne[0]) + " is not a multiple of its block of " +
                                 std::to_string(block_size(pick.type)),
-                            header_.source, {}, tensor_subject(t.name));
+                            header_.source, {}, ck::support::tensor_subject(t.name));
         const bool quantize = pick.type != t.type;
         if (!quantize) pick.rule += " (input is already " + shown(t.type) + ": copied)";
         return {pick.type, quantize, std::move(pick.rule)};
@@ -509,7 +496,7 @@ class Planner {
                                     shown(pick.type) + "'s block of " + std::to_string(block) +
                                     ", and llama.cpp defines no fallback type for " +
                                     shown(pick.type),
-                                header_.source, {}, tensor_subject(t.name));
+                                header_.source, {}, ck::support::tensor_subject(t.name));
         }
         std::string why = "fallback: row length " + std::to_string(ncols) +
                           " is not a multiple of " + std::to_string(block) + " (" +
@@ -731,10 +718,10 @@ class Planner {
 
 std::optional<MixInfo> find_mix(std::string_view name) {
     for (const auto& [alias, full] : aliases) {
-        if (same_text(name, alias)) name = full;
+        if (boost::algorithm::iequals(name, alias)) name = full;
     }
     for (const MixEntry& m : mixes) {
-        if (same_text(name, m.name))
+        if (boost::algorithm::iequals(name, m.name))
             return MixInfo{std::string(m.name), id(m.default_type),
                            static_cast<std::uint32_t>(m.file_type)};
     }

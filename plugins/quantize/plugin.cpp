@@ -19,6 +19,7 @@
 #include "ck/parallel.hpp"
 #include "ck/plugin.hpp"
 #include "ck/stage.hpp"
+#include "ck/support/tensor_io.hpp"
 #include "ck/tensor_filter.hpp"
 #include "mixture.hpp"
 
@@ -123,8 +124,8 @@ class Quantize final : public ck::Transform {
                 if (t.ne[0] % to.block_size != 0) {
                     rules[i] = "row length " + std::to_string(t.ne[0]) + " is not a multiple of " +
                                std::to_string(to.block_size) + ": copied";
-                    context_.warn("tensor '" + t.name + "': rows of " + std::to_string(t.ne[0]) +
-                                  " elements are not a multiple of " +
+                    context_.warn(ck::support::tensor_subject(t.name) + ": rows of " +
+                                  std::to_string(t.ne[0]) + " elements are not a multiple of " +
                                   std::to_string(to.block_size) + "; left as " +
                                   std::string(ck::type_name(t.type)));
                     continue;
@@ -212,12 +213,12 @@ class Quantize final : public ck::Transform {
                         " adds the error of both: pass requantize=1 to dequantize it exactly and "
                         "quantize again (llama-quantize's --allow-requantize), or "
                         "keep_quantized=1 to copy quantized tensors as they are",
-                    in.source, {}, "tensor '" + t.name + "'");
+                    in.source, {}, ck::support::tensor_subject(t.name));
             rule += " (requantized from " + std::string(from->name) + ")";
         }
         const auto row_length = static_cast<std::uint64_t>(t.ne[0]);
-        jobs_[i] = Job{t.type, to, row_length, t.elements() / row_length,
-                       ck::kernels::best_quantizer(to)};
+        jobs_[i] =
+            Job{t.type, to, row_length, t.elements() / row_length, ck::kernels::best_quantizer(to)};
     }
 
     // The "quantize" report (each tensor's types, rule and sizes; bits per weight) and

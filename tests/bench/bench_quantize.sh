@@ -12,19 +12,9 @@
 #
 #   tests/bench/bench_quantize.sh [BUILD_DIR]   (default: build; RUNS=3 DIR=/tmp/ckhost-bench)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$root/build}" && pwd)
-runs=${RUNS:-3}
-dir=${DIR:-/tmp/ckhost-bench}
-threads=${THREADS:-1 2}
-mixes=${MIXES:-q4_k_m q6_k q8_0 q4_0}
-ckhost=$build/bin/ckhost
-timings=$(mktemp -d)
-trap 'rm -rf "$timings" "$dir/quantize"' EXIT
-case "$dir" in "$root"/*) echo "refusing to write models inside the repository" >&2; exit 2 ;; esac
-mkdir -p "$dir/quantize"
-
 . "$(dirname "$0")/timing.sh"
+bench_setup quantize "$@"
+mixes=${MIXES:-q4_k_m q6_k q8_0 q4_0}
 
 model=$dir/tinyllama-22l-f16.gguf
 [ -f "$model" ] || "$build/tests/bench/make_f16_bench_model" "$model" 22
@@ -41,7 +31,7 @@ for mix in $mixes; do
         cat "$model" > /dev/null
         for i in $(seq "$runs"); do
             /usr/bin/time -v -o "$timings/run.$i" "$ckhost" --quiet --force --threads "$t" \
-                --pipeline "$pipeline" -i "$model" -o "$dir/quantize/out.gguf"
+                --pipeline "$pipeline" -i "$model" -o "$work/out.gguf"
         done
         w=$(for i in $(seq "$runs"); do wall "$timings/run.$i"; done | median)
         r=$(for i in $(seq "$runs"); do rss "$timings/run.$i"; done | median)

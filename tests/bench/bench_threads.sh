@@ -11,18 +11,8 @@
 #
 #   tests/bench/bench_threads.sh [BUILD_DIR]   (default: build; RUNS=3 DIR=/tmp/ckhost-bench)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$root/build}" && pwd)
-runs=${RUNS:-3}
-dir=${DIR:-/tmp/ckhost-bench}
-threads=${THREADS:-1 2}
-ckhost=$build/bin/ckhost
-timings=$(mktemp -d)
-trap 'rm -rf "$timings"' EXIT
-case "$dir" in "$root"/*) echo "refusing to write models inside the repository" >&2; exit 2 ;; esac
-mkdir -p "$dir/threads"
-
 . "$(dirname "$0")/timing.sh"
+bench_setup threads "$@"
 
 f16_22=$dir/tinyllama-22l-f16.gguf
 f16_4=$dir/tinyllama-4l-f16.gguf
@@ -64,20 +54,19 @@ bench() {
 }
 
 echo "build: $build; $(nproc) CPUs; runs: $runs (medians), page cache warm"
-bench "$f16_22" 'gguf:quantize[to=q8_0]:gguf' "$dir/threads/q8_0.gguf"
-bench "$f16_22" 'gguf:quantize[to=q4_0]:gguf' "$dir/threads/q4_0.gguf"
-bench "$q8" 'gguf:repack[to=int8]:safetensors' "$dir/threads/int8.safetensors"
-bench "$f16_4" 'gguf:gguflite[scheme=q4]' "$dir/threads/q4.glft"
-bench "$q4km" 'gguf:headpack:bump' "$dir/threads/bump/"
+bench "$f16_22" 'gguf:quantize[to=q8_0]:gguf' "$work/q8_0.gguf"
+bench "$f16_22" 'gguf:quantize[to=q4_0]:gguf' "$work/q4_0.gguf"
+bench "$q8" 'gguf:repack[to=int8]:safetensors' "$work/int8.safetensors"
+bench "$f16_4" 'gguf:gguflite[scheme=q4]' "$work/q4.glft"
+bench "$q4km" 'gguf:headpack:bump' "$work/bump/"
 # The memory budget: the Q8_0 quantization again with the most threads and a small
 # --max-memory (BUDGET, default 64M): peak RSS stays at about the budget plus one tensor.
 budget=${BUDGET:-64M}
 echo "gguf:quantize[to=q8_0]:gguf with --max-memory $budget"
 for t in $threads; do :; done
-measure "--threads $t" "$ckhost" "$f16_22" 'gguf:quantize[to=q8_0]:gguf' "$dir/threads/q8_0.gguf" \
+measure "--threads $t" "$ckhost" "$f16_22" 'gguf:quantize[to=q8_0]:gguf' "$work/q8_0.gguf" \
     --threads "$t" --max-memory "$budget"
 if [ -n "${OLD:-}" ]; then
     echo "gguf:headpack:bump with the ckhost of $OLD"
-    measure "old build" "$OLD/bin/ckhost" "$q4km" 'gguf:headpack:bump' "$dir/threads/bump-old/"
+    measure "old build" "$OLD/bin/ckhost" "$q4km" 'gguf:headpack:bump' "$work/bump-old/"
 fi
-rm -rf "$dir/threads"
