@@ -207,16 +207,24 @@ int run_verify(PluginRegistry& registry, const fs::path& file, bool as_json, std
     }
     call_plugin(opened.plugin, [&] { opened.reader->verify(); });
     for (const auto& w : context.warnings()) err << "warning: " << w << "\n";
+    // The reader's facts say what was checked: a GGUF split set names every file of the set.
+    json facts = json::object();
+    std::string set_fact;
+    for (const auto& [k, v] : opened.header.format_facts) {
+        facts[k] = v;
+        if (k == "split set") set_fact = "; split set of " + v;
+    }
     if (as_json)
         out << json{{"file", file.string()},
                     {"format", opened.plugin},
                     {"ok", true},
+                    {"facts", facts},
                     {"warnings", context.warnings()}}
                    .dump(1)
             << "\n";
     else
         out << file.string() << ": OK (" << opened.plugin << ", " << opened.header.tensors.size()
-            << " tensors)\n";
+            << " tensors" << set_fact << ")\n";
     return 0;
 }
 

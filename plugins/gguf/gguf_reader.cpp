@@ -9,6 +9,7 @@
 #include "ck/support/byte_cursor.hpp"
 #include "ck/support/mapped_tensors.hpp"
 #include "gguf_format.hpp"
+#include "gguf_split_set.hpp"
 
 namespace fs = std::filesystem;
 
@@ -203,26 +204,6 @@ std::uint64_t alignment_of(const Metadata& meta, ByteCursor& in, std::uint64_t k
     return v->raw();
 }
 
-// A shard of a llama-gguf-split set holds only part of the model's tensors. Converting it on
-// its own would write a model with the other shards' tensors silently missing, so a shard is
-// refused until split sets are read as a whole. `split.count = 0` is what
-// `llama-gguf-split --merge` leaves in a merged file: a single file, not a set.
-void refuse_lone_shard(const Metadata& meta, const std::string& file) {
-    const Value* count = meta.find("split.count");
-    if (!count) return;
-    const auto n = count->as_uint();
-    if (!n || *n <= 1) return;
-    std::string which;
-    if (const Value* no = meta.find("split.no"); no && no->as_uint())
-        which = "shard " + std::to_string(*no->as_uint() + 1) + " ";
-    throw Error("this file is " + which + "of a split set of " + std::to_string(*n) +
-                    " files (split.count = " + std::to_string(*n) +
-                    "); converting one shard alone would silently drop the tensors of the "
-                    "others, and reading split sets is not supported yet: merge the set with "
-                    "'llama-gguf-split --merge' first",
-                file, {}, "key 'split.count'");
-}
-
 // The key-value section: each key once, each value checked by its type (arrays stay in the
 // mapping, `owner`). Returns where the alignment key starts (0 when absent), for its errors.
 std::uint64_t read_metadata(ByteCursor& in, std::uint64_t n_kv, Metadata& metadata,
@@ -380,14 +361,17 @@ bool looks_like_gguf(const unsigned char* head, std::size_t size, const char*) {
     return size >= 4 && std::memcmp(head, magic.data(), 4) == 0;
 }
 
-ModelHeader GgufReader::open(const fs::path& path) {
+// Header facts, version, offsets: one GGUF file read and checked on its own, with nothing of
+// any split set it may belong to.
+ParsedGguf parse_gguf_file(const fs::path& path, Context& context) {
     const std::string file = path.string();
     std::error_code ec;
     auto file_size = fs::file_size(path, ec);
     if (ec) throw Error("cannot open: " + ec.message(), file);
     if (file_size == 0) throw Error("empty file (0 bytes): not a GGUF model", file, 0, "magic");
 
-    const MappedFile& mapping = tensors_.open(path);
+    ParsedGguf parsed;
+    const MappedFile& mapping = parsed.tensors.open(path);
     ByteCursor in(mapping.data(), mapping.size(), file);
 
     check_magic(in, file_size);
@@ -395,31 +379,56 @@ ModelHeader GgufReader::open(const fs::path& path) {
     std::uint64_t n_tensors = read_count(in, "n_tensors", "tensor", min_tensor_info_bytes);
     std::uint64_t n_kv = read_count(in, "n_kv", "key-value", min_kv_bytes);
 
-    ModelHeader header;
+    ModelHeader& header = parsed.header;
     header.source = file;
     header.format = "gguf";
     const std::uint64_t alignment_key_pos =
-        read_metadata(in, n_kv, header.metadata, tensors_.shared_file(), context_);
+        read_metadata(in, n_kv, header.metadata, parsed.tensors.shared_file(), context);
     const std::uint64_t alignment = alignment_of(header.metadata, in, alignment_key_pos);
-    refuse_lone_shard(header.metadata, file);
 
     const std::vector<OffsetField> offsets = read_tensor_infos(in, n_tensors, header.tensors);
-    data_start_ = data_section_start(in, alignment, n_tensors, file_size);
-    const std::uint64_t data_bytes =
-        place_tensors(in, header.tensors, offsets, alignment, data_start_, file_size, tensors_);
+    parsed.data_start = data_section_start(in, alignment, n_tensors, file_size);
+    const std::uint64_t data_bytes = place_tensors(in, header.tensors, offsets, alignment,
+                                                   parsed.data_start, file_size, parsed.tensors);
 
     header.format_facts = {{"version", std::to_string(version)},
                            {"alignment", std::to_string(alignment)},
-                           {"data start", std::to_string(data_start_)},
+                           {"data start", std::to_string(parsed.data_start)},
                            {"file size", std::to_string(file_size)}};
-    if (file_size > data_start_ + data_bytes && n_tensors > 0)
-        header.format_facts.emplace_back("trailing bytes",
-                                         std::to_string(file_size - data_start_ - data_bytes));
+    if (file_size > parsed.data_start + data_bytes && n_tensors > 0)
+        header.format_facts.emplace_back(
+            "trailing bytes", std::to_string(file_size - parsed.data_start - data_bytes));
+    return parsed;
+}
+
+ModelHeader GgufReader::open(const fs::path& path) {
+    ParsedGguf given = parse_gguf_file(path, context_);
+    const std::optional<SplitKeys> keys = split_keys(given.header.metadata, path.string());
+    shards_.clear();
+    locations_.clear();
+    if (!keys || keys->count == 1) {
+        data_start_ = given.data_start;
+        ModelHeader header = std::move(given.header);
+        for (std::size_t i = 0; i < header.tensors.size(); ++i) locations_.push_back({0, i});
+        shards_.push_back(std::move(given.tensors));
+        return header;
+    }
+    std::vector<ParsedGguf> set = open_split_set(std::move(given), path, *keys, context_);
+    data_start_ = set.front().data_start;
+    ModelHeader header = present_as_one_model(set);
+    for (std::size_t s = 0; s < set.size(); ++s) {
+        for (std::size_t i = 0; i < set[s].header.tensors.size(); ++i) locations_.push_back({s, i});
+        shards_.push_back(std::move(set[s].tensors));
+    }
     return header;
 }
 
 TensorView GgufReader::tensor(std::size_t index) {
-    return tensors_.view(index);
+    if (index >= locations_.size())
+        throw Error("tensor index " + std::to_string(index) + " out of range (" +
+                    std::to_string(locations_.size()) + " tensors)");
+    const auto [shard, local] = locations_[index];
+    return shards_[shard].view(local);
 }
 
 }  // namespace ckplugin::gguf

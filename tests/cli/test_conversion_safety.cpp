@@ -126,36 +126,6 @@ BOOST_AUTO_TEST_CASE(progress_only_on_a_terminal) {
     BOOST_TEST(cktest::files_equal(out / "a.gguf", out / "b.gguf"));
 }
 
-// A shard of a llama-gguf-split set holds only part of the model: converting one alone used to
-// exit 0 with most tensors missing. Every shard is refused, naming the file and the set size.
-BOOST_AUTO_TEST_CASE(lone_split_shard_is_refused,
-                     *boost::unit_test::precondition(cktest::SharedDataPresent())) {
-    const fs::path split = *cktest::shared_data() / "split";
-    for (const char* set : {"by-size", "by-tensors"}) {
-        for (int k = 1; k <= 3; ++k) {
-            const std::string shard =
-                (split / set / ("tiny-llama-q4_k_m-0000" + std::to_string(k) + "-of-00003.gguf"))
-                    .string();
-            cktest::TempDir out;
-            auto r = cktest::run_ckhost(
-                {"--pipeline", "gguf:gguf", "-i", shard, "-o", (out / "o.gguf").string()});
-            BOOST_TEST(r.exit_code == 1, shard << ": " << r.err);
-            BOOST_TEST(contains(r.err, shard), r.err);
-            BOOST_TEST(contains(r.err, "split set of 3 files"), r.err);
-            BOOST_TEST(contains(r.err, "shard " + std::to_string(k) + " "), r.err);
-            BOOST_TEST(out.entries().empty());
-        }
-    }
-    // llama-gguf-split --merge leaves split.count = 0 in the merged file: a single file, which
-    // converts and copies byte for byte.
-    cktest::TempDir out;
-    const fs::path merged = split / "tiny-llama-q4_k_m.merged.gguf";
-    auto r = cktest::run_ckhost(
-        {"--pipeline", "gguf:gguf", "-i", merged.string(), "-o", (out / "m.gguf").string()});
-    BOOST_TEST(r.exit_code == 0, r.err);
-    BOOST_TEST(cktest::files_equal(merged, out / "m.gguf"));
-}
-
 // An input truncated while it is mapped used to kill ckhost with SIGBUS (exit 135) and leave
 // its temporary file, or blame the output ("write failed: Bad address"). The testkit stage
 // truncates the input just before handing out tensor N, through every reader and through the

@@ -1,5 +1,7 @@
 #include "ck/support/destination.hpp"
 
+#include <regex>
+
 namespace fs = std::filesystem;
 
 namespace ck::support {
@@ -13,9 +15,11 @@ bool is_directory_destination(const fs::path& destination) {
 fs::path single_file_destination(const fs::path& destination, const fs::path& input,
                                  std::string_view extension) {
     if (!is_directory_destination(destination)) return destination;
-    fs::path name = input.filename();
-    name.replace_extension(extension);
-    return destination / name;
+    // A shard of a llama-gguf-split set stands for the whole set (the GGUF reader reads all of
+    // it), so the output is named after the set: model-00001-of-00003.gguf gives model.gguf.
+    static const std::regex shard_suffix("-[0-9]{5}-of-[0-9]{5}$");
+    const std::string stem = std::regex_replace(input.stem().string(), shard_suffix, "");
+    return destination / (stem + std::string(extension));
 }
 
 }  // namespace ck::support

@@ -10,7 +10,8 @@ namespace ck::support {
 bool is_directory_destination(const std::filesystem::path& destination);
 
 // The file a one-file writer creates: `destination` itself, or, for a directory destination,
-// the input's file name inside it with `extension` (".gguf") in place of the input's own.
+// the input's file name inside it with `extension` (".gguf") in place of the input's own. The
+// name of a split set's shard (model-00001-of-00003.gguf) stands for its set (model.gguf).
 std::filesystem::path single_file_destination(const std::filesystem::path& destination,
                                               const std::filesystem::path& input,
                                               std::string_view extension);

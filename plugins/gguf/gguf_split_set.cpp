@@ -1,0 +1,177 @@
+#include "gguf_split_set.hpp"
+
+#include <cstdio>
+#include <unordered_map>
+#include <utility>
+
+#include "ck/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ckplugin::gguf {
+using namespace ck;
+namespace {
+
+std::string key_subject(std::string_view key) {
+    return "key '" + std::string(key) + "'";
+}
+
+// "-00002-of-00003.gguf": what follows the prefix in the name of shard `no` (0-based).
+std::string shard_suffix(std::uint32_t no, std::uint32_t count) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "-%05u-of-%05u.gguf", no + 1, count);
+    return buf;
+}
+
+std::string shard_name(std::uint32_t no, std::uint32_t count) {
+    return "shard " + std::to_string(no + 1) + " of " + std::to_string(count);
+}
+
+std::uint64_t integer_key(const Metadata& metadata, std::string_view key, const std::string& file) {
+    const Value* v = metadata.find(key);
+    if (!v)
+        throw Error("the file has split.count but no " + std::string(key) +
+                        ": an incomplete split-set header",
+                    file, {}, key_subject(key));
+    const auto n = v->as_uint();
+    if (!n || *n > 0xffff)
+        throw Error("must be an integer from 0 to 65535, got " + v->to_display(), file, {},
+                    key_subject(key));
+    return *n;
+}
+
+}  // namespace
+
+std::optional<SplitKeys> split_keys(const Metadata& metadata, const std::string& file) {
+    if (!metadata.contains(split_count_key)) return std::nullopt;
+    SplitKeys keys;
+    keys.count = static_cast<std::uint32_t>(integer_key(metadata, split_count_key, file));
+    if (keys.count == 0) return std::nullopt;
+    keys.no = static_cast<std::uint32_t>(integer_key(metadata, split_no_key, file));
+    if (keys.no >= keys.count)
+        throw Error("split.no is " + std::to_string(keys.no) + " but split.count is " +
+                        std::to_string(keys.count) + " (split.no counts from 0)",
+                    file, {}, key_subject(split_no_key));
+    // llama-gguf-split always writes the total; a set without it is read without that check.
+    keys.tensors = -1;
+    if (const Value* total = metadata.find(split_tensors_key)) {
+        const auto n = total->as_int();
+        if (!n || *n < 0)
+            throw Error("must be a non-negative integer, got " + total->to_display(), file, {},
+                        key_subject(split_tensors_key));
+        keys.tensors = *n;
+    }
+    return keys;
+}
+
+fs::path shard_path(const std::string& prefix, std::uint32_t no, std::uint32_t count) {
+    return prefix + shard_suffix(no, count);
+}
+
+std::optional<std::string> shard_prefix(const fs::path& path, std::uint32_t no,
+                                        std::uint32_t count) {
+    const std::string name = path.filename().string();
+    const std::string suffix = shard_suffix(no, count);
+    if (name.size() <= suffix.size() || !name.ends_with(suffix)) return std::nullopt;
+    return (path.parent_path() / name.substr(0, name.size() - suffix.size())).string();
+}
+
+std::vector<ParsedGguf> open_split_set(ParsedGguf given, const fs::path& path,
+                                       const SplitKeys& keys, Context& context) {
+    const std::optional<std::string> prefix = shard_prefix(path, keys.no, keys.count);
+    if (!prefix)
+        throw Error("this file is " + shard_name(keys.no, keys.count) +
+                        " of a split set, but its name does not end in '" +
+                        shard_suffix(keys.no, keys.count) +
+                        "' as llama-gguf-split names shards, so the other shards cannot be "
+                        "found and converting this one alone would drop their tensors: give "
+                        "the set its original file names",
+                    path.string(), {}, key_subject(split_no_key));
+
+    std::vector<ParsedGguf> set;
+    set.reserve(keys.count);
+    std::unordered_map<std::string, std::uint32_t> shard_of_tensor;
+    std::uint64_t total = 0;
+    for (std::uint32_t no = 0; no < keys.count; ++no) {
+        const fs::path file = no == keys.no ? path : shard_path(*prefix, no, keys.count);
+        const std::string shown = file.string();
+        ParsedGguf shard;
+        if (no == keys.no) {
+            shard = std::move(given);
+        } else {
+            std::error_code ec;
+            if (!fs::exists(file, ec))
+                throw Error(shard_name(no, keys.count) + " of the split set is missing (the set " +
+                                "was opened from " + path.string() +
+                                "); without it the model would be incomplete",
+                            shown);
+            shard = parse_gguf_file(file, context);
+        }
+        const std::optional<SplitKeys> own = split_keys(shard.header.metadata, shown);
+        if (!own)
+            throw Error("named as " + shard_name(no, keys.count) +
+                            " of the split set opened from " + path.string() +
+                            ", but it is not a shard: it has no split.count (or split.count = 0)",
+                        shown, {}, key_subject(split_count_key));
+        if (own->count != keys.count)
+            throw Error("split.count is " + std::to_string(own->count) +
+                            ", but the set opened from " + path.string() + " has " +
+                            std::to_string(keys.count) +
+                            " files: this shard belongs to another set",
+                        shown, {}, key_subject(split_count_key));
+        if (own->no != no)
+            throw Error("split.no is " + std::to_string(own->no) + ", but the file is named as " +
+                            shard_name(no, keys.count) + " (split.no " + std::to_string(no) +
+                            "): a shard of another set, or a copy under the wrong name",
+                        shown, {}, key_subject(split_no_key));
+        if (own->tensors != keys.tensors)
+            throw Error("split.tensors.count is " + std::to_string(own->tensors) + ", but " +
+                            path.string() + " says " + std::to_string(keys.tensors) +
+                            ": this shard belongs to another set",
+                        shown, {}, key_subject(split_tensors_key));
+        for (const TensorInfo& t : shard.header.tensors) {
+            auto [at, fresh] = shard_of_tensor.emplace(t.name, no);
+            if (!fresh)
+                throw Error("tensor '" + t.name + "' is also in " +
+                                shard_name(at->second, keys.count) + " (" +
+                                shard_path(*prefix, at->second, keys.count).string() +
+                                "): a tensor may be in one shard only",
+                            shown, {}, "tensor '" + t.name + "'");
+        }
+        total += shard.header.tensors.size();
+        set.push_back(std::move(shard));
+    }
+    if (keys.tensors >= 0 && total != static_cast<std::uint64_t>(keys.tensors))
+        throw Error("the set's " + std::to_string(keys.count) + " files hold " +
+                        std::to_string(total) + " tensors, but split.tensors.count says " +
+                        std::to_string(keys.tensors),
+                    set.front().header.source, {}, key_subject(split_tensors_key));
+    return set;
+}
+
+ModelHeader present_as_one_model(const std::vector<ParsedGguf>& set) {
+    ModelHeader header = set.front().header;
+    const Value* count = header.metadata.find(split_count_key);
+    header.metadata.set(std::string(split_count_key), Value::scalar(count->type(), 0));
+    header.format_facts.emplace_back("split set",
+                                     std::to_string(set.size()) + " files, read as one model");
+    for (std::size_t s = 0; s < set.size(); ++s) {
+        const ModelHeader& shard = set[s].header;
+        if (s > 0)
+            header.tensors.insert(header.tensors.end(), shard.tensors.begin(), shard.tensors.end());
+        std::uint64_t bytes = 0;
+        for (const TensorInfo& t : shard.tensors) bytes += t.nbytes;
+        header.format_facts.emplace_back("shard " + std::to_string(s + 1),
+                                         shard.source + ": " +
+                                             std::to_string(shard.tensors.size()) + " tensors, " +
+                                             std::to_string(bytes) + " bytes");
+        if (s == 0) continue;
+        for (const auto& [fact, value] : shard.format_facts)
+            if (fact == "trailing bytes")
+                header.format_facts.emplace_back(
+                    "trailing bytes (shard " + std::to_string(s + 1) + ")", value);
+    }
+    return header;
+}
+
+}  // namespace ckplugin::gguf

@@ -1,0 +1,56 @@
+// Split sets as llama.cpp's llama-gguf-split writes them: a model cut into files named
+// PREFIX-00001-of-0000N.gguf ... PREFIX-0000N-of-0000N.gguf. Every shard carries `split.no`
+// (u16, 0-based), `split.count` (u16) and `split.tensors.count` (i32, the set's total); the
+// first also carries the model's metadata. `split.count = 0` is what `llama-gguf-split --merge`
+// leaves in a merged file: one file, not a set.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ck/context.hpp"
+#include "ck/model.hpp"
+#include "gguf_reader.hpp"
+
+namespace ckplugin::gguf {
+using namespace ck;
+
+inline constexpr std::string_view split_no_key = "split.no";
+inline constexpr std::string_view split_count_key = "split.count";
+inline constexpr std::string_view split_tensors_key = "split.tensors.count";
+
+struct SplitKeys {
+    std::uint32_t no = 0;      // 0-based
+    std::uint32_t count = 0;   // files in the set
+    std::int64_t tensors = 0;  // tensors in the whole set
+};
+
+// The split keys of a file's metadata; nullopt when it is not part of a set (no split.count,
+// or the 0 a merged file carries). Throws ck::Error naming `file` and the key when they are
+// incomplete, of the wrong type or inconsistent (split.no not below split.count).
+std::optional<SplitKeys> split_keys(const Metadata& metadata, const std::string& file);
+
+// The name of shard `no` (0-based) of a `count`-file set: PREFIX-%05d-of-%05d.gguf with no + 1.
+std::filesystem::path shard_path(const std::string& prefix, std::uint32_t no, std::uint32_t count);
+
+// The PREFIX of `path` when its name is that of shard `no` of `count`; nullopt otherwise.
+std::optional<std::string> shard_prefix(const std::filesystem::path& path, std::uint32_t no,
+                                        std::uint32_t count);
+
+// Every file of the set `given` (read from `path`, with split keys `keys`) belongs to, in
+// shard order, each read on its own and checked against the others: each present, each
+// carrying the set's split.count and its own split.no, the tensor total, no tensor twice.
+// Throws ck::Error naming the file at fault.
+std::vector<ParsedGguf> open_split_set(ParsedGguf given, const std::filesystem::path& path,
+                                       const SplitKeys& keys, Context& context);
+
+// The set as one model: the first shard's metadata with split.count = 0 (exactly what
+// `llama-gguf-split --merge` writes, so gguf:gguf merges a set), every shard's tensors in
+// order, and the set's files among the format facts.
+ModelHeader present_as_one_model(const std::vector<ParsedGguf>& set);
+
+}  // namespace ckplugin::gguf
