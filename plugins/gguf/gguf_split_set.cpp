@@ -1,6 +1,7 @@
 #include "gguf_split_set.hpp"
 
 #include <cstdio>
+#include <iterator>
 #include <unordered_map>
 #include <utility>
 
@@ -149,27 +150,27 @@ std::vector<ParsedGguf> open_split_set(ParsedGguf given, const fs::path& path,
     return set;
 }
 
-ModelHeader present_as_one_model(const std::vector<ParsedGguf>& set) {
-    ModelHeader header = set.front().header;
+ModelHeader present_as_one_model(std::vector<ParsedGguf>& set) {
+    ModelHeader header = std::move(set.front().header);
     const Value* count = header.metadata.find(split_count_key);
     header.metadata.set(std::string(split_count_key), Value::scalar(count->type(), 0));
+    const std::size_t first_count = header.tensors.size();
     header.format_facts.emplace_back("split set",
                                      std::to_string(set.size()) + " files, read as one model");
     for (std::size_t s = 0; s < set.size(); ++s) {
-        const ModelHeader& shard = set[s].header;
-        if (s > 0)
-            header.tensors.insert(header.tensors.end(), shard.tensors.begin(), shard.tensors.end());
+        ModelHeader& shard = s == 0 ? header : set[s].header;
+        const std::size_t count = s == 0 ? first_count : shard.tensors.size();
         std::uint64_t bytes = 0;
-        for (const TensorInfo& t : shard.tensors) bytes += t.nbytes;
+        for (std::size_t i = 0; i < count; ++i) bytes += shard.tensors[i].nbytes;
         header.format_facts.emplace_back("shard " + std::to_string(s + 1),
-                                         shard.source + ": " +
-                                             std::to_string(shard.tensors.size()) + " tensors, " +
-                                             std::to_string(bytes) + " bytes");
+                                         shard.source + ": " + std::to_string(count) +
+                                             " tensors, " + std::to_string(bytes) + " bytes");
         if (s == 0) continue;
         for (const auto& [fact, value] : shard.format_facts)
             if (fact == "trailing bytes")
                 header.format_facts.emplace_back(
                     "trailing bytes (shard " + std::to_string(s + 1) + ")", value);
+        std::move(shard.tensors.begin(), shard.tensors.end(), std::back_inserter(header.tensors));
     }
     return header;
 }

@@ -4,7 +4,9 @@
 //   build/tests/bench/bench_gguf_open [--benchmark_format=json]
 //
 // Inputs come from ../shared/testdata (vocab-150k.gguf: 5.5 MB of tokenizer metadata;
-// tiny-llama-q4_k_m.gguf); a missing file is skipped with a message.
+// tiny-llama-q4_k_m.gguf; split/: a 3-shard set of it and the merged file, whose costs issue 14
+// compares: a set may cost at most 1.2x its merged file); a missing file is skipped with a
+// message.
 #include <benchmark/benchmark.h>
 
 #include <fcntl.h>
@@ -73,8 +75,18 @@ void inspect_process(benchmark::State& state, fs::path file) {
 BENCHMARK_CAPTURE(open_and_index, vocab_150k, shared("vocab-150k.gguf")) CK_MEDIAN_OF_20;
 BENCHMARK_CAPTURE(open_and_index, tiny_llama_q4_k_m, shared("tiny-llama-q4_k_m.gguf"))
 CK_MEDIAN_OF_20;
+BENCHMARK_CAPTURE(open_and_index, split_set_3_shards,
+                  shared("split/by-size/tiny-llama-q4_k_m-00001-of-00003.gguf"))
+CK_MEDIAN_OF_20;
+BENCHMARK_CAPTURE(open_and_index, split_merged, shared("split/tiny-llama-q4_k_m.merged.gguf"))
+CK_MEDIAN_OF_20;
 BENCHMARK_CAPTURE(inspect_process, vocab_150k, shared("vocab-150k.gguf")) CK_MEDIAN_OF_20;
 BENCHMARK_CAPTURE(inspect_process, tiny_llama_q4_k_m, shared("tiny-llama-q4_k_m.gguf"))
+CK_MEDIAN_OF_20;
+BENCHMARK_CAPTURE(inspect_process, split_set_3_shards,
+                  shared("split/by-size/tiny-llama-q4_k_m-00001-of-00003.gguf"))
+CK_MEDIAN_OF_20;
+BENCHMARK_CAPTURE(inspect_process, split_merged, shared("split/tiny-llama-q4_k_m.merged.gguf"))
 CK_MEDIAN_OF_20;
 
 BENCHMARK_MAIN();
