@@ -220,9 +220,10 @@ BOOST_AUTO_TEST_CASE(llama_gguf_split_sets_byte_for_byte, *utf::precondition(Spl
         BOOST_TEST_CONTEXT(c.option) {
             cktest::TempDir out;
             const fs::path reference = root / "split" / c.reference;
+            const std::string target =
+                c.output.empty() ? out.path().string() + "/" : (out / c.output).string();
             auto r = cktest::run_ckhost(
-                {"--pipeline", "gguf:gguf[" + c.option + "]", "-i", input.string(), "-o",
-                 (out / c.output).string() + (c.output.empty() ? "/" : "")});
+                {"--pipeline", "gguf:gguf[" + c.option + "]", "-i", input.string(), "-o", target});
             BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
             BOOST_TEST_REQUIRE(file_names(out.path()) == file_names(reference));
             for (const std::string& name : file_names(reference))
