@@ -415,12 +415,11 @@ ModelHeader GgufReader::open(const fs::path& path) {
     }
     std::vector<ParsedGguf> set = open_split_set(std::move(given), path, *keys, context_);
     data_start_ = set.front().data_start;
-    ModelHeader header = present_as_one_model(set);
     for (std::size_t s = 0; s < set.size(); ++s) {
         for (std::size_t i = 0; i < set[s].header.tensors.size(); ++i) locations_.push_back({s, i});
         shards_.push_back(std::move(set[s].tensors));
     }
-    return header;
+    return present_as_one_model(set);  // moves the headers out: done last
 }
 
 TensorView GgufReader::tensor(std::size_t index) {

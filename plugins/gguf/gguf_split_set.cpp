@@ -1,6 +1,5 @@
 #include "gguf_split_set.hpp"
 
-#include <cstdio>
 #include <iterator>
 #include <unordered_map>
 #include <utility>
@@ -19,9 +18,7 @@ std::string key_subject(std::string_view key) {
 
 // "-00002-of-00003.gguf": what follows the prefix in the name of shard `no` (0-based).
 std::string shard_suffix(std::uint32_t no, std::uint32_t count) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "-%05u-of-%05u.gguf", no + 1, count);
-    return buf;
+    return shard_path("", no, count).string();
 }
 
 std::string shard_name(std::uint32_t no, std::uint32_t count) {
@@ -55,18 +52,14 @@ std::optional<SplitKeys> split_keys(const Metadata& metadata, const std::string&
                     file, {}, key_subject(split_no_key));
     // llama-gguf-split always writes the total; a set without it is read without that check.
     keys.tensors = -1;
-    if (const Value* total = metadata.find(split_tensors_key)) {
+    if (const Value* total = metadata.find(split_tensors_count_key)) {
         const auto n = total->as_int();
         if (!n || *n < 0)
             throw Error("must be a non-negative integer, got " + total->to_display(), file, {},
-                        key_subject(split_tensors_key));
+                        key_subject(split_tensors_count_key));
         keys.tensors = *n;
     }
     return keys;
-}
-
-fs::path shard_path(const std::string& prefix, std::uint32_t no, std::uint32_t count) {
-    return prefix + shard_suffix(no, count);
 }
 
 std::optional<std::string> shard_prefix(const fs::path& path, std::uint32_t no,
@@ -129,7 +122,7 @@ std::vector<ParsedGguf> open_split_set(ParsedGguf given, const fs::path& path,
             throw Error("split.tensors.count is " + std::to_string(own->tensors) + ", but " +
                             path.string() + " says " + std::to_string(keys.tensors) +
                             ": this shard belongs to another set",
-                        shown, {}, key_subject(split_tensors_key));
+                        shown, {}, key_subject(split_tensors_count_key));
         for (const TensorInfo& t : shard.header.tensors) {
             auto [at, fresh] = shard_of_tensor.emplace(t.name, no);
             if (!fresh)
@@ -146,14 +139,15 @@ std::vector<ParsedGguf> open_split_set(ParsedGguf given, const fs::path& path,
         throw Error("the set's " + std::to_string(keys.count) + " files hold " +
                         std::to_string(total) + " tensors, but split.tensors.count says " +
                         std::to_string(keys.tensors),
-                    set.front().header.source, {}, key_subject(split_tensors_key));
+                    set.front().header.source, {}, key_subject(split_tensors_count_key));
     return set;
 }
 
 ModelHeader present_as_one_model(std::vector<ParsedGguf>& set) {
     ModelHeader header = std::move(set.front().header);
-    const Value* count = header.metadata.find(split_count_key);
-    header.metadata.set(std::string(split_count_key), Value::scalar(count->type(), 0));
+    const ValueType count_type = header.metadata.find(split_count_key)->type();
+    header.metadata.erase(split_count_key);
+    header.metadata.insert(std::string(split_count_key), Value::scalar(count_type, 0));
     const std::size_t first_count = header.tensors.size();
     header.format_facts.emplace_back("split set",
                                      std::to_string(set.size()) + " files, read as one model");

@@ -15,13 +15,10 @@
 #include "ck/context.hpp"
 #include "ck/model.hpp"
 #include "gguf_reader.hpp"
+#include "gguf_split_plan.hpp"
 
 namespace ckplugin::gguf {
 using namespace ck;
-
-inline constexpr std::string_view split_no_key = "split.no";
-inline constexpr std::string_view split_count_key = "split.count";
-inline constexpr std::string_view split_tensors_key = "split.tensors.count";
 
 struct SplitKeys {
     std::uint32_t no = 0;      // 0-based
@@ -34,9 +31,6 @@ struct SplitKeys {
 // incomplete, of the wrong type or inconsistent (split.no not below split.count).
 std::optional<SplitKeys> split_keys(const Metadata& metadata, const std::string& file);
 
-// The name of shard `no` (0-based) of a `count`-file set: PREFIX-%05d-of-%05d.gguf with no + 1.
-std::filesystem::path shard_path(const std::string& prefix, std::uint32_t no, std::uint32_t count);
-
 // The PREFIX of `path` when its name is that of shard `no` of `count`; nullopt otherwise.
 std::optional<std::string> shard_prefix(const std::filesystem::path& path, std::uint32_t no,
                                         std::uint32_t count);
@@ -48,7 +42,8 @@ std::optional<std::string> shard_prefix(const std::filesystem::path& path, std::
 std::vector<ParsedGguf> open_split_set(ParsedGguf given, const std::filesystem::path& path,
                                        const SplitKeys& keys, Context& context);
 
-// The set as one model: the first shard's metadata with split.count = 0 (exactly what
+// The set as one model: the first shard's metadata with split.count = 0, moved last as ggml's
+// gguf_set_* moves a key it sets (exactly what
 // `llama-gguf-split --merge` writes, so gguf:gguf merges a set), every shard's tensors in
 // order, and the set's files among the format facts. Moves the headers out of `set` (a
 // 150k-token vocabulary is not copied); its mappings stay.

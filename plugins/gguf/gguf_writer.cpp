@@ -67,15 +67,14 @@ void encode_gguf_value(const Value& v, std::vector<std::byte>& out) {
     }
 }
 
-void GgufWriter::prepare(const ModelHeader& header, const fs::path& destination) {
-    header_ = header;
-    path_ = output_path(destination, header);
-    alignment_ = checked_alignment(header_.metadata);
+ModelHeader storable_header(const ModelHeader& header) {
+    ModelHeader out = header;
+    checked_alignment(out.metadata);
 
     bool quantized = false;
     std::unordered_set<std::string_view> names;
-    for (std::size_t i = 0; i < header_.tensors.size(); ++i) {
-        const TensorInfo& t = header_.tensors[i];
+    for (std::size_t i = 0; i < out.tensors.size(); ++i) {
+        const TensorInfo& t = out.tensors[i];
         std::string subject = "tensor '" + t.name + "'";
         const TypeInfo* info = find_type(t.type);
         if (!info || info->removed)
@@ -96,10 +95,17 @@ void GgufWriter::prepare(const ModelHeader& header, const fs::path& destination)
     }
     // A GGUF source without the key was written that way by ggml (which reads it fine), and
     // gguf:gguf must reproduce it byte for byte; anything else quantized gets the key.
-    if (quantized && header_.format != "gguf" &&
-        !header_.metadata.contains(quantization_version_key))
-        header_.metadata.set(std::string(quantization_version_key),
-                             Value::of_u32(quantization_version));
+    if (quantized && out.format != "gguf" && !out.metadata.contains(quantization_version_key))
+        out.metadata.set(std::string(quantization_version_key),
+                         Value::of_u32(quantization_version));
+
+    return out;
+}
+
+void GgufWriter::prepare(const ModelHeader& header, const fs::path& destination) {
+    header_ = storable_header(header);
+    path_ = output_path(destination, header);
+    alignment_ = checked_alignment(header_.metadata);
 
     preamble_.clear();
     for (char c : magic) preamble_.push_back(static_cast<std::byte>(c));

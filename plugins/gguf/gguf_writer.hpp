@@ -10,6 +10,11 @@ using namespace ck;
 // Encodes a single value in GGUF's binary form (without key or type id) onto `out`.
 void encode_gguf_value(const Value& v, std::vector<std::byte>& out);
 
+// `header` as a GGUF file stores it, after every check that it can be (types, names, shapes,
+// sizes, alignment): general.quantization_version added where ckhost adds it. Throws on the
+// first problem. The split writer checks the whole model with it before cutting it in shards.
+ModelHeader storable_header(const ModelHeader& header);
+
 class GgufWriter final : public Writer {
   public:
     explicit GgufWriter(Context& context) : context_(context) {}

@@ -87,6 +87,7 @@ OutputFile::~OutputFile() {
 
 void OutputFile::write(std::span<const std::byte> bytes) {
     throw_if_interrupted();
+    throw_if_finished();
     size_ += bytes.size();
     if (buffer_.size() + bytes.size() <= buffer_capacity) {
         buffer_.insert(buffer_.end(), bytes.begin(), bytes.end());
@@ -112,6 +113,7 @@ void OutputFile::write_zeros(std::uint64_t count) {
 }
 
 void OutputFile::write_at(std::uint64_t offset, std::span<const std::byte> bytes) {
+    throw_if_finished();
     if (offset + bytes.size() > size_)
         throw Error("patch past the end of the output", temp_.string());
     flush();
@@ -131,6 +133,16 @@ void OutputFile::flush() {
     if (buffer_.empty()) return;
     write_all(fd_, buffer_.data(), buffer_.size(), final_);
     buffer_.clear();
+}
+
+void OutputFile::throw_if_finished() const {
+    if (fd_ < 0)
+        throw Error("written after the writer finished it (a plugin bug)", final_.string());
+}
+
+void OutputFile::finish() {
+    close();
+    std::vector<std::byte>().swap(buffer_);
 }
 
 void OutputFile::close() {

@@ -222,3 +222,23 @@ BOOST_AUTO_TEST_CASE(renamed_lone_shard) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// The writer's split of the sample reproduces the committed llama-gguf-split set, and reading
+// that set back merges it: the whole cycle without the shared data.
+BOOST_AUTO_TEST_SUITE(gguf_split_cycle)
+
+BOOST_AUTO_TEST_CASE(split_like_llama_gguf_split_then_merge_back) {
+    const SplitSet reference = micro_set();
+    cktest::TempDir out;
+    auto r = cktest::run_ckhost({"--pipeline", "gguf:gguf[split_max_tensors=8]", "-i",
+                                 (cktest::examples_dir() / "micro-llama-q4_k_m.gguf").string(),
+                                 "-o", (out / "micro-llama-q4_k_m.gguf").string()});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    const SplitSet ours{out.path(), "micro-llama-q4_k_m"};
+    for (int k = 1; k <= 3; ++k)
+        BOOST_TEST(cktest::files_equal(ours.shard(k), reference.shard(k)), "shard " << k);
+    BOOST_TEST(out.entries().size() == 3u);
+    check_merges(ours, reference.merged());
+}
+
+BOOST_AUTO_TEST_SUITE_END()

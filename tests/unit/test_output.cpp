@@ -51,4 +51,28 @@ BOOST_AUTO_TEST_CASE(existing_output_needs_overwrite) {
     BOOST_TEST(cktest::read_file(dir / "x").size() == 1u);
 }
 
+BOOST_AUTO_TEST_CASE(a_finished_file_is_still_committed_or_removed_with_the_set) {
+    cktest::TempDir dir;
+    {
+        ck::OutputSet out(false);
+        auto& f = out.create(dir / "a.bin");
+        f.write("abc", 3);
+        f.finish();  // written out and closed before commit
+        BOOST_TEST(!fs::exists(dir / "a.bin"));
+        BOOST_CHECK_THROW(f.write("d", 1), ck::Error);
+        const std::byte patch[] = {std::byte{'X'}};
+        BOOST_CHECK_THROW(f.write_at(0, patch), ck::Error);
+        out.create(dir / "b.bin").write("b", 1);
+        out.commit();
+    }
+    auto bytes = cktest::read_file(dir / "a.bin");
+    BOOST_TEST(std::string(bytes.begin(), bytes.end()) == "abc");
+    {
+        ck::OutputSet out(false);
+        out.create(dir / "c.bin").finish();
+    }  // not committed: the finished file goes too
+    BOOST_TEST(!fs::exists(dir / "c.bin"));
+    BOOST_TEST(dir.entries().size() == 2u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

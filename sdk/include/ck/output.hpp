@@ -29,6 +29,12 @@ class CK_SDK_API OutputFile {
     std::uint64_t size() const noexcept { return size_; }
     // Hands buffered bytes to the file, so that a writer can read back what it wrote.
     void flush();
+    // The writer will write nothing more to this file: its buffered bytes go to the file, its
+    // buffer's memory is given back and it is closed now rather than at commit (it is still
+    // renamed into place, or removed, with the others). A writer of many files (a split set)
+    // calls it as each one is complete, so that its memory does not grow with their number.
+    // Writing afterwards is an error.
+    void finish();
 
     // The path as the writer named it (shown in messages and reports).
     const std::filesystem::path& final_path() const noexcept { return final_; }
@@ -39,6 +45,7 @@ class CK_SDK_API OutputFile {
     OutputFile(std::filesystem::path final_path, std::filesystem::path target,
                std::filesystem::path temp_path, int fd);
     void close();
+    void throw_if_finished() const;
 
     std::filesystem::path final_;
     std::filesystem::path target_;  // final_ with symbolic links followed: what is replaced

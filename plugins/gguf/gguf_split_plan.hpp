@@ -1,0 +1,80 @@
+// How the gguf writer cuts a model into a llama.cpp split set, by the rules of
+// `llama-gguf-split --split` (tools/gguf-split/gguf-split.cpp): where each shard ends, what
+// metadata each shard carries and what the files are called. Pure functions of the header and
+// the options; GgufSplitWriter does the writing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "ck/metadata.hpp"
+#include "ck/model.hpp"
+#include "ck/options.hpp"
+
+namespace ckplugin::gguf {
+using namespace ck;
+
+inline constexpr std::string_view split_no_key = "split.no";
+inline constexpr std::string_view split_count_key = "split.count";
+inline constexpr std::string_view split_tensors_count_key = "split.tensors.count";
+
+// split.count and split.no are u16 in the file.
+inline constexpr std::size_t max_shards = 65535;
+// llama-gguf-split's --split-max-tensors default, used when only split_no_tensor_first is given.
+inline constexpr std::uint64_t default_split_max_tensors = 128;
+
+struct SplitSettings {
+    std::uint64_t max_bytes = 0;    // split_max_size in bytes; 0 when splitting by tensor count
+    std::uint64_t max_tensors = 0;  // split_max_tensors; 0 when splitting by size
+    bool no_tensor_first = false;   // split_no_tensor_first: shard 1 holds metadata only
+};
+
+// The writer options that ask for a split set (split_max_size, split_max_tensors,
+// split_no_tensor_first), or nullopt when none is given. Bad values are usage errors.
+std::optional<SplitSettings> split_settings(const Options& options);
+
+// A split_max_size value as llama-gguf-split reads it: a positive whole number followed by M
+// (10^6 bytes) or G (10^9 bytes). Anything else is a usage error naming `option`.
+std::uint64_t parse_split_size(std::string_view text, std::string_view option = "split_max_size");
+
+// Tensors [begin, end) of the header go to one shard.
+struct ShardRange {
+    std::size_t begin = 0;
+    std::size_t end = 0;
+    bool empty() const noexcept { return begin == end; }
+};
+
+// The shards of `tensors`, in order, as llama-gguf-split cuts them. By size, a shard is closed
+// before the tensor that would take its tensors' data (each padded to 32 bytes, whatever the
+// model's alignment; metadata and tensor infos not counted) past max_bytes; by count, every
+// max_tensors tensors. A first tensor larger than max_bytes, or more than 65535 shards, is a
+// usage error.
+std::vector<ShardRange> plan_shards(const std::vector<TensorInfo>& tensors,
+                                    const SplitSettings& settings);
+
+// The metadata of shard `shard` (0-based) of `count` for a model of `n_tensors` tensors: the
+// model's own keys on the first shard only, then split.no (u16), split.tensors.count (i32) and
+// split.count (u16), always last and in this order (ggml's gguf_set_* removes a key and
+// appends it, and llama-gguf-split sets split.count a second time once it knows the count).
+Metadata shard_metadata(const Metadata& model, std::size_t shard, std::size_t count,
+                        std::size_t n_tensors);
+
+// The shape as ggml writes it (ggml_n_dims): trailing dimensions of 1 dropped, at least one
+// kept. A trailing 0 stays (ggml would drop it and change the element count).
+std::vector<std::int64_t> ggml_written_shape(std::vector<std::int64_t> ne);
+
+// Where the shards go, without the "-00001-of-00003.gguf" part: `-o DIR/NAME.gguf` gives
+// DIR/NAME; `-o DIR/NAME` gives DIR/NAME (llama-gguf-split's own output argument); `-o DIR/`
+// gives DIR/ and the input's name without its extension or its own shard suffix.
+std::filesystem::path split_prefix(const std::filesystem::path& destination,
+                                   const std::filesystem::path& input);
+
+// PREFIX-00001-of-00003.gguf for shard 0 of 3 (llama_split_path's "%s-%05d-of-%05d.gguf").
+std::filesystem::path shard_path(const std::filesystem::path& prefix, std::size_t shard,
+                                 std::size_t count);
+
+}  // namespace ckplugin::gguf
