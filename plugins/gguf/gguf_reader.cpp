@@ -1,5 +1,7 @@
 #include "gguf_reader.hpp"
 
+#include <boost/endian/conversion.hpp>
+
 #include <cstring>
 #include <string_view>
 #include <unordered_set>
@@ -8,6 +10,7 @@
 #include "ck/ggml_types.hpp"
 #include "ck/support/byte_cursor.hpp"
 #include "ck/support/mapped_tensors.hpp"
+#include "gguf_endian.hpp"
 #include "gguf_format.hpp"
 
 namespace fs = std::filesystem;
@@ -85,11 +88,13 @@ void check_magic(ByteCursor& in, std::uint64_t file_size) {
 std::uint32_t check_version(ByteCursor& in) {
     std::uint64_t at = in.pos();
     auto version = in.read<std::uint32_t>("the version", "version");
-    if (version != 0 && (version & 0xffff) == 0)
-        in.fail("version field reads " + std::to_string(version) +
-                    ": the file looks big-endian (byte-swapped); big-endian GGUF is not "
-                    "supported, convert it on a big-endian machine or with gguf-py",
-                at, "version");
+    // gguf-py's rule: versions are small, so a version whose low 16 bits read as zero was
+    // written big-endian (for s390x, or by gguf_convert_endian.py). Every later field is then
+    // read in that order.
+    if (version != 0 && (version & 0xffff) == 0) {
+        in.set_byte_order(ByteOrder::big);
+        version = boost::endian::endian_reverse(version);
+    }
     if (version == 1)
         in.fail(
             "GGUF version 1 is not supported (it used 32-bit counts; re-save the model "
@@ -157,7 +162,9 @@ Value read_array(ByteCursor& in, const std::string& subject,
         in.skip(count * min_each, "the array", subject);
     }
     std::span<const std::byte> bytes(start, in.pos() - begin);
-    return Value::of_array(ArrayValue(elem, count, bytes, owner));
+    ArrayValue array(elem, count, bytes, owner);
+    if (in.byte_order() == ByteOrder::big) array = little_endian_array(array);
+    return Value::of_array(std::move(array));
 }
 
 Value read_value(ByteCursor& in, ValueType type, const std::string& subject,
@@ -282,6 +289,8 @@ void read_tensor_type(ByteCursor& in, TensorInfo& t, std::uint64_t dims_pos,
     if (info->removed)
         in.fail("ggml type " + std::to_string(t.type) + " was removed from ggml and cannot be read",
                 type_pos, subject);
+    if (in.byte_order() == ByteOrder::big && !find_swap_rule(t.type))
+        in.fail(swap_refusal(t.type), type_pos, subject);
     std::uint64_t ne0 = t.ne.empty() ? 1 : static_cast<std::uint64_t>(t.ne[0]);
     if (ne0 % info->block_size != 0)
         in.fail("type " + std::string(info->name) + " has " + std::to_string(ne0) +
@@ -412,6 +421,10 @@ ModelHeader GgufReader::open(const fs::path& path) {
                            {"alignment", std::to_string(alignment)},
                            {"data start", std::to_string(data_start_)},
                            {"file size", std::to_string(file_size)}};
+    header.format_facts.emplace_back("byte order", byte_order_name(in.byte_order()));
+    swapped_types_.clear();
+    if (in.byte_order() == ByteOrder::big)
+        for (const TensorInfo& t : header.tensors) swapped_types_.push_back(t.type);
     if (file_size > data_start_ + data_bytes && n_tensors > 0)
         header.format_facts.emplace_back("trailing bytes",
                                          std::to_string(file_size - data_start_ - data_bytes));
@@ -419,7 +432,11 @@ ModelHeader GgufReader::open(const fs::path& path) {
 }
 
 TensorView GgufReader::tensor(std::size_t index) {
-    return tensors_.view(index);
+    TensorView view = tensors_.view(index);
+    // A big-endian file's tensors leave the reader in ggml's little-endian layout, as every
+    // other stage expects: converted into a new buffer, one tensor at a time.
+    if (swapped_types_.empty()) return view;
+    return swapped_copy(swapped_types_.at(index), view);
 }
 
 }  // namespace ckplugin::gguf

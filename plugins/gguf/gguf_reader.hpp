@@ -1,8 +1,9 @@
 // GgufReader: maps a GGUF file, validates everything gguf.md lists, and hands out tensor bytes
-// as views into the mapping.
+// as views into the mapping (converted little-endian copies for a big-endian file).
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "ck/stage.hpp"
 #include "ck/support/mapped_tensors.hpp"
@@ -22,6 +23,9 @@ class GgufReader final : public Reader {
     Context& context_;
     support::MappedTensors tensors_;
     std::uint64_t data_start_ = 0;
+    // Each tensor's ggml type when the file is big-endian (their bytes need converting);
+    // empty for a little-endian file, whose tensors are handed out as they are mapped.
+    std::vector<std::uint32_t> swapped_types_;
 };
 
 // Does the file start with the GGUF magic? (The descriptor's probe; `path` is not used.)
