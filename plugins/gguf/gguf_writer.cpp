@@ -92,6 +92,11 @@ void GgufWriter::prepare(const ModelHeader& header, const fs::path& destination)
             throw Error("byte size " + std::to_string(t.nbytes) + " does not match type " +
                             std::string(type_name(t.type)) + " and shape " + t.shape_string(),
                         {}, {}, subject);
+        if (order_ == ByteOrder::big && !find_swap_rule(t.type))
+            throw Error(
+                swap_refusal(t.type) +
+                    (info->dequantizable ? "; a dequant[to=f16] stage can make it f16" : ""),
+                {}, {}, subject);
         quantized = quantized || info->quantized;
     }
     // A GGUF source without the key was written that way by ggml (which reads it fine), and
@@ -120,6 +125,7 @@ void GgufWriter::prepare(const ModelHeader& header, const fs::path& destination)
         put<std::uint64_t>(preamble_, offset);
         offset += align_up(t.nbytes, alignment_);
     }
+    if (order_ == ByteOrder::big) swap_header(preamble_, ByteOrder::little);
     preamble_.resize(align_up(preamble_.size(), alignment_), std::byte{0});
 }
 
@@ -135,7 +141,10 @@ void GgufWriter::write(std::size_t index, const TensorView& tensor) {
     if (index != next_)
         throw Error("tensors must arrive in header order", {}, {}, "tensor '" + t.name + "'");
     support::check_tensor_bytes(tensor, t.nbytes, t.name);
-    support::write_streaming(*file_, tensor);
+    if (order_ == ByteOrder::big)
+        write_swapped(*file_, t.type, tensor);
+    else
+        support::write_streaming(*file_, tensor);
     file_->write_zeros(align_up(t.nbytes, alignment_) - t.nbytes);
     ++next_;
 }
