@@ -20,19 +20,23 @@ constexpr std::uint32_t id(GgmlType t) {
     return static_cast<std::uint32_t>(t);
 }
 
-// gguf_convert_endian.py's rules, in its own terms: the float types are reversed element by
-// element; of the block types, only the ggml_half scales (d, and Q4_K's dmin) are multi-byte
-// fields; MXFP4's E8M0 scale and NVFP4's UE4M3 scales are single bytes, so those blocks stay as
-// they are. Every other type is refused by the script ("Cannot handle type"), and so by us:
-// Q4_1, Q5_*, Q2_K/Q3_K/Q5_K, Q8_K, the IQ types, TQ1_0, Q2_0 and the integer types all have
-// multi-byte fields the script never learnt to swap.
+// gguf_convert_endian.py's rules: the float types are reversed element by element; of the
+// block types it knows, only the ggml_half scales are multi-byte fields. Every other type is
+// refused by the script ("Cannot handle type"), and so by us: Q4_1, Q5_*, Q8_1, Q2_K, Q3_K,
+// Q5_K, Q8_K, the IQ types, TQ1_0, Q2_0 and I16..F64 have multi-byte fields it never learnt to
+// swap (I8 has none, but the script refuses it all the same).
 constexpr SwapRule swap_rules[] = {
-    {id(GgmlType::f32), 4, 1, {0, 0}},    {id(GgmlType::f16), 2, 1, {0, 0}},
-    {id(GgmlType::bf16), 2, 1, {0, 0}},   {id(GgmlType::q4_0), 2, 1, {0, 0}},
-    {id(GgmlType::q8_0), 2, 1, {0, 0}},   {id(GgmlType::q4_k), 2, 2, {0, 2}},
-    {id(GgmlType::q6_k), 2, 1, {208, 0}}, {id(GgmlType::tq2_0), 2, 1, {64, 0}},
-    {id(GgmlType::q1_0), 2, 1, {0, 0}},   {id(GgmlType::mxfp4), 0, 0, {0, 0}},
-    {id(GgmlType::nvfp4), 0, 0, {0, 0}},
+    {id(GgmlType::f32), 4, 1, {0, 0}},
+    {id(GgmlType::f16), 2, 1, {0, 0}},
+    {id(GgmlType::bf16), 2, 1, {0, 0}},
+    {id(GgmlType::q4_0), 2, 1, {0, 0}},    // d, then 16 bytes of nibbles
+    {id(GgmlType::q8_0), 2, 1, {0, 0}},    // d, then 32 int8
+    {id(GgmlType::q4_k), 2, 2, {0, 2}},    // d, dmin, then 12 scale bytes and 128 of nibbles
+    {id(GgmlType::q6_k), 2, 1, {208, 0}},  // 128 + 64 bytes of codes, 16 int8 scales, then d
+    {id(GgmlType::tq2_0), 2, 1, {64, 0}},  // 64 bytes of codes, then d
+    {id(GgmlType::q1_0), 2, 1, {0, 0}},    // d, then 16 bytes of bits
+    {id(GgmlType::mxfp4), 0, 0, {0, 0}},   // a one-byte E8M0 scale and 16 bytes of nibbles
+    {id(GgmlType::nvfp4), 0, 0, {0, 0}},   // four one-byte UE4M3 scales and 32 bytes of nibbles
 };
 
 // Bytes converted (and written, and released) at a time: a multi-GB tensor never has more
