@@ -1,5 +1,7 @@
 #include "gguf_reader.hpp"
 
+#include <boost/endian/conversion.hpp>
+
 #include <cstring>
 #include <string_view>
 #include <unordered_set>
@@ -8,6 +10,7 @@
 #include "ck/ggml_types.hpp"
 #include "ck/support/byte_cursor.hpp"
 #include "ck/support/mapped_tensors.hpp"
+#include "gguf_endian.hpp"
 #include "gguf_format.hpp"
 #include "gguf_split_set.hpp"
 
@@ -86,11 +89,13 @@ void check_magic(ByteCursor& in, std::uint64_t file_size) {
 std::uint32_t check_version(ByteCursor& in) {
     std::uint64_t at = in.pos();
     auto version = in.read<std::uint32_t>("the version", "version");
-    if (version != 0 && (version & 0xffff) == 0)
-        in.fail("version field reads " + std::to_string(version) +
-                    ": the file looks big-endian (byte-swapped); big-endian GGUF is not "
-                    "supported, convert it on a big-endian machine or with gguf-py",
-                at, "version");
+    // gguf-py's rule: versions are small, so a version whose low 16 bits read as zero was
+    // written big-endian (for s390x, or by gguf_convert_endian.py). Every later field is then
+    // read in that order.
+    if (version != 0 && (version & 0xffff) == 0) {
+        in.set_byte_order(ByteOrder::big);
+        version = boost::endian::endian_reverse(version);
+    }
     if (version == 1)
         in.fail(
             "GGUF version 1 is not supported (it used 32-bit counts; re-save the model "
@@ -158,7 +163,9 @@ Value read_array(ByteCursor& in, const std::string& subject,
         in.skip(count * min_each, "the array", subject);
     }
     std::span<const std::byte> bytes(start, in.pos() - begin);
-    return Value::of_array(ArrayValue(elem, count, bytes, owner));
+    ArrayValue array(elem, count, bytes, owner);
+    if (in.byte_order() == ByteOrder::big) array = little_endian_array(array);
+    return Value::of_array(std::move(array));
 }
 
 Value read_value(ByteCursor& in, ValueType type, const std::string& subject,
@@ -263,6 +270,8 @@ void read_tensor_type(ByteCursor& in, TensorInfo& t, std::uint64_t dims_pos,
     if (info->removed)
         in.fail("ggml type " + std::to_string(t.type) + " was removed from ggml and cannot be read",
                 type_pos, subject);
+    if (in.byte_order() == ByteOrder::big && !find_swap_rule(t.type))
+        in.fail(swap_refusal(t.type), type_pos, subject);
     std::uint64_t ne0 = t.ne.empty() ? 1 : static_cast<std::uint64_t>(t.ne[0]);
     if (ne0 % info->block_size != 0)
         in.fail("type " + std::string(info->name) + " has " + std::to_string(ne0) +
@@ -395,6 +404,8 @@ ParsedGguf parse_gguf_file(const fs::path& path, Context& context) {
                            {"alignment", std::to_string(alignment)},
                            {"data start", std::to_string(parsed.data_start)},
                            {"file size", std::to_string(file_size)}};
+    header.format_facts.emplace_back("byte order", byte_order_name(in.byte_order()));
+    parsed.big_endian = in.byte_order() == ByteOrder::big;
     if (file_size > parsed.data_start + data_bytes && n_tensors > 0)
         header.format_facts.emplace_back(
             "trailing bytes", std::to_string(file_size - parsed.data_start - data_bytes));
@@ -409,14 +420,16 @@ ModelHeader GgufReader::open(const fs::path& path) {
     if (!keys || keys->count == 1) {
         data_start_ = given.data_start;
         ModelHeader header = std::move(given.header);
-        for (std::size_t i = 0; i < header.tensors.size(); ++i) locations_.push_back({0, i});
+        for (std::size_t i = 0; i < header.tensors.size(); ++i)
+            locations_.push_back({0, i, header.tensors[i].type, given.big_endian});
         shards_.push_back(std::move(given.tensors));
         return header;
     }
     std::vector<ParsedGguf> set = open_split_set(std::move(given), path, *keys, context_);
     data_start_ = set.front().data_start;
     for (std::size_t s = 0; s < set.size(); ++s) {
-        for (std::size_t i = 0; i < set[s].header.tensors.size(); ++i) locations_.push_back({s, i});
+        for (std::size_t i = 0; i < set[s].header.tensors.size(); ++i)
+            locations_.push_back({s, i, set[s].header.tensors[i].type, set[s].big_endian});
         shards_.push_back(std::move(set[s].tensors));
     }
     return present_as_one_model(set);  // moves the headers out: done last
@@ -426,8 +439,12 @@ TensorView GgufReader::tensor(std::size_t index) {
     if (index >= locations_.size())
         throw Error("tensor index " + std::to_string(index) + " out of range (" +
                     std::to_string(locations_.size()) + " tensors)");
-    const auto [shard, local] = locations_[index];
-    return shards_[shard].view(local);
+    const Location& at = locations_[index];
+    TensorView view = shards_[at.shard].view(at.local);
+    // A big-endian file's tensors leave the reader in ggml's little-endian layout, as every
+    // other stage expects: converted into a new buffer, one tensor at a time.
+    if (!at.big_endian) return view;
+    return swapped_copy(at.type, view);
 }
 
 }  // namespace ckplugin::gguf

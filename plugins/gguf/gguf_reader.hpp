@@ -1,5 +1,5 @@
 // GgufReader: maps a GGUF file, validates everything gguf.md lists, and hands out tensor bytes
-// as views into the mapping.
+// as views into the mapping (converted little-endian copies for a big-endian file).
 #pragma once
 
 #include <memory>
@@ -17,6 +17,7 @@ struct ParsedGguf {
     ModelHeader header;
     support::MappedTensors tensors;
     std::uint64_t data_start = 0;
+    bool big_endian = false;  // fields and tensor data stored big-endian
 };
 ParsedGguf parse_gguf_file(const std::filesystem::path& path, Context& context);
 
@@ -34,8 +35,15 @@ class GgufReader final : public Reader {
   private:
     Context& context_;
     std::vector<support::MappedTensors> shards_;  // one per file: a single file, or a set
-    // Tensor i of the header handed out: which shard, and its index there.
-    std::vector<std::pair<std::size_t, std::size_t>> locations_;
+    // Tensor i of the header handed out: which shard, its index there, and whether its bytes
+    // need converting from big-endian (by its type's rule) or are handed out as mapped.
+    struct Location {
+        std::size_t shard = 0;
+        std::size_t local = 0;
+        std::uint32_t type = 0;
+        bool big_endian = false;
+    };
+    std::vector<Location> locations_;
     std::uint64_t data_start_ = 0;
 };
 

@@ -106,6 +106,14 @@ void GgufWriter::prepare(const ModelHeader& header, const fs::path& destination)
     header_ = storable_header(header);
     path_ = output_path(destination, header);
     alignment_ = checked_alignment(header_.metadata);
+    if (order_ == ByteOrder::big)
+        for (const TensorInfo& t : header_.tensors)
+            if (!find_swap_rule(t.type))
+                throw Error(
+                    swap_refusal(t.type) + (find_type(t.type)->dequantizable
+                                                ? "; a dequant[to=f16] stage can make it f16"
+                                                : ""),
+                    {}, {}, "tensor '" + t.name + "'");
 
     preamble_.clear();
     for (char c : magic) preamble_.push_back(static_cast<std::byte>(c));
@@ -126,6 +134,7 @@ void GgufWriter::prepare(const ModelHeader& header, const fs::path& destination)
         put<std::uint64_t>(preamble_, offset);
         offset += align_up(t.nbytes, alignment_);
     }
+    if (order_ == ByteOrder::big) swap_header(preamble_, ByteOrder::little);
     preamble_.resize(align_up(preamble_.size(), alignment_), std::byte{0});
 }
 
@@ -141,7 +150,10 @@ void GgufWriter::write(std::size_t index, const TensorView& tensor) {
     if (index != next_)
         throw Error("tensors must arrive in header order", {}, {}, "tensor '" + t.name + "'");
     support::check_tensor_bytes(tensor, t.nbytes, t.name);
-    support::write_streaming(*file_, tensor);
+    if (order_ == ByteOrder::big)
+        write_swapped(*file_, t.type, tensor);
+    else
+        support::write_streaming(*file_, tensor);
     file_->write_zeros(align_up(t.nbytes, alignment_) - t.nbytes);
     ++next_;
 }

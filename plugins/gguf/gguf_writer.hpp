@@ -2,7 +2,9 @@
 // each padded to the alignment), honouring general.alignment.
 #pragma once
 
+#include "ck/options.hpp"
 #include "ck/stage.hpp"
+#include "gguf_endian.hpp"
 
 namespace ckplugin::gguf {
 using namespace ck;
@@ -18,6 +20,8 @@ ModelHeader storable_header(const ModelHeader& header);
 class GgufWriter final : public Writer {
   public:
     explicit GgufWriter(Context& context) : context_(context) {}
+    GgufWriter(const Options& options, Context& context)
+        : context_(context), order_(byte_order_option(options)) {}
     void prepare(const ModelHeader& header, const std::filesystem::path& destination) override;
     std::vector<std::filesystem::path> outputs() const override { return {path_}; }
     void begin(OutputSink& out) override;
@@ -32,6 +36,7 @@ class GgufWriter final : public Writer {
     std::vector<std::byte> preamble_;  // everything before the data section
     std::size_t next_ = 0;
     OutputFile* file_ = nullptr;
+    ByteOrder order_ = ByteOrder::little;  // `endian=big` writes gguf_convert_endian.py's layout
 };
 
 }  // namespace ckplugin::gguf

@@ -18,6 +18,8 @@ const ck_option_descriptor options[] = {
     {"split_no_tensor_first", CK_STAGE_WRITER, "0", nullptr,
      "split set whose first shard holds metadata only, as llama-gguf-split "
      "--no-tensor-first-split (alone: 128 tensors per shard)"},
+    {"endian", CK_STAGE_WRITER, "little", "little|big",
+     "byte order of the file written: big gives what gguf_convert_endian.py makes for s390x"},
 };
 
 const ck_plugin_descriptor descriptor = ck::describe_plugin(
