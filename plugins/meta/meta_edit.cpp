@@ -23,8 +23,6 @@ namespace {
 
 using support::tensor_subject;
 
-constexpr std::string_view tokens_key = "tokenizer.ggml.tokens";
-
 // gguf_new_metadata.py's --special-token names: each is tokenizer.ggml.<name>_token_id, the
 // keys llama.cpp reads special token ids from (seperator is spelled as llama.cpp spells it).
 constexpr std::string_view special_token_names[] = {
@@ -80,6 +78,21 @@ Value read_text_file(std::string_view key, const fs::path& path) {
         throw Error(std::string(option) + ": the file is not valid UTF-8 (GGUF strings are)", file,
                     *at, key_subject(key), ErrorKind::usage);
     return Value::of_string(std::move(text));
+}
+
+// A special token id set by number must name a token (gguf_new_metadata.py's
+// --special-token-by-id refuses one past the list; llama.cpp would ignore it with a warning).
+void check_token_id(std::string_view key, const Value& value, const Metadata& metadata,
+                    const std::string& file) {
+    const Value* tokens = metadata.find(tokens_key);
+    if (value.type() != ValueType::u32 || !tokens || tokens->type() != ValueType::array ||
+        ::fnmatch(token_id_keys, std::string(key).c_str(), 0) != 0)
+        return;
+    if (value.raw() >= tokens->array().size())
+        refuse("set", key_subject(key),
+               "token id " + std::to_string(value.raw()) + " is past the model's " +
+                   std::to_string(tokens->array().size()) + " tokens",
+               file);
 }
 
 }  // namespace
@@ -169,7 +182,10 @@ ModelHeader Meta::plan(const ModelHeader& in) {
     }
     // Types are checked once every key is in place: general.architecture may be among them.
     const std::string arch = architecture(out.metadata);
-    for (const KeyValue& kv : values) check_value_type(kv.option, kv.key, kv.value, arch);
+    for (const KeyValue& kv : values) {
+        check_value_type(kv.option, kv.key, kv.value, arch);
+        check_token_id(kv.key, kv.value, out.metadata, in.source);
+    }
     if (rename_)
         check_value_type("rename", rename_->second, *out.metadata.find(rename_->second), arch);
 

@@ -29,7 +29,7 @@ constexpr TypedKey typed_keys[] = {
     {"general.quantization_version", ValueType::u32},
     {"tokenizer.ggml.model", ValueType::string},
     {"tokenizer.ggml.pre", ValueType::string},
-    {"tokenizer.ggml.*_token_id", ValueType::u32},  // llama-vocab: bos, eos, eot, pad, fim_*...
+    {token_id_keys, ValueType::u32},
     {"tokenizer.chat_template", ValueType::string},
     {"<arch>.context_length", ValueType::u32},
     {"<arch>.embedding_length", ValueType::u32},

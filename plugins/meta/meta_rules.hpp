@@ -20,6 +20,10 @@ inline constexpr std::size_t max_tensor_name_bytes = 63;
 inline constexpr std::size_t max_string_bytes = std::size_t{1} << 30;
 
 inline constexpr std::string_view architecture_key = "general.architecture";
+// The keys llama.cpp reads special token ids from (llama-vocab: bos, eos, eot, pad, fim_*...),
+// an fnmatch glob.
+inline constexpr const char* token_id_keys = "tokenizer.ggml.*_token_id";
+inline constexpr std::string_view tokens_key = "tokenizer.ggml.tokens";
 
 // "key 'NAME'", the subject of every error about a key.
 std::string key_subject(std::string_view key);
