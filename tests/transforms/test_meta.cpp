@@ -509,6 +509,14 @@ BOOST_AUTO_TEST_CASE(recipes_of_the_gguf_py_scripts) {
     BOOST_TEST(out.at("tokenizer.ggml.eos_token_id").raw() == 2u);
     BOOST_TEST(out.at("tokenizer.ggml.bos_token_id").raw() == 1u);
     BOOST_TEST(data_section(dir / "new.gguf") == data_section(sample()));
+    // --chat-template '...' given inline: its ',' and ']' escaped.
+    r = convert(
+        R"(gguf:meta[set=tokenizer.chat_template=str:{% for m in messages %}{{ m['role'\] }}\, )"
+        R"({{ m.content }}{% endfor %}]:gguf)",
+        model, dir / "inline.gguf");
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    BOOST_TEST(Gguf(dir / "inline.gguf").at("tokenizer.chat_template").str() ==
+               "{% for m in messages %}{{ m['role'] }}, {{ m.content }}{% endfor %}");
     // gguf_set_metadata.py model.gguf llama.context_length 1024, in place.
     r = convert("gguf:meta[set=llama.context_length=u32:1024]:gguf", model, model, {"--force"});
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
