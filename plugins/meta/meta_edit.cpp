@@ -253,37 +253,39 @@ void Meta::rename_tensors(ModelHeader& header, std::vector<std::string>& done) c
     constexpr std::string_view option = "rename_tensors";
     const TensorRename& r = *rename_tensors_;
     bool matched = false;
-    std::unordered_map<std::string, std::string> named;  // new name -> the tensor's old name
-    std::unordered_set<std::string> old_names;           // of the tensors whose name changes
-    nlohmann::ordered_json why = nlohmann::ordered_json::object();
+    std::unordered_map<std::string, std::string> named;        // new name -> the tensor's old name
+    std::vector<std::pair<std::string, std::string>> renames;  // old, new
     for (TensorInfo& t : header.tensors) {
         std::string name = t.name;
         if (std::regex_search(t.name, r.pattern)) {
             matched = true;
             name = std::regex_replace(t.name, r.pattern, r.replacement);
-            if (name.empty()) refuse(option, tensor_subject(t.name), "the new name is empty");
+            if (name.empty())
+                refuse(option, tensor_subject(t.name), "the new name is empty", header.source);
             if (name.size() > max_tensor_name_bytes)
                 refuse(option, tensor_subject(t.name),
                        "the new name '" + name + "' is " + std::to_string(name.size()) +
-                           " bytes; GGUF (ggml) allows at most 63");
+                           " bytes; GGUF (ggml) allows at most 63",
+                       header.source);
             if (auto at = invalid_utf8_at(name))
                 refuse(option, tensor_subject(t.name),
-                       "the new name is not valid UTF-8 (byte " + std::to_string(*at) + ")");
+                       "the new name is not valid UTF-8 (byte " + std::to_string(*at) + ")",
+                       header.source);
         }
         if (auto [it, fresh] = named.emplace(name, t.name); !fresh)
             refuse(option, tensor_subject(name),
                    "tensors '" + it->second + "' and '" + t.name + "' would both have this name",
                    header.source);
         if (name == t.name) continue;
-        old_names.insert(t.name);
-        why[t.name] = "renamed to '" + name + "'";
-        why[name] = "renamed from '" + t.name + "'";
+        renames.emplace_back(t.name, name);
         t.name = std::move(name);
     }
     if (!matched)
         refuse(option, {}, "'" + r.text + "' matches no tensor of the model (unknown tensors)",
                header.source);
     // A repacked tensor is named in its ckhost.repack.* key and in its scales tensor's name.
+    std::unordered_set<std::string> old_names;
+    for (const auto& [from, to] : renames) old_names.insert(from);
     for (const auto& [key, value] : header.metadata) {
         if (!key.starts_with(repack::metadata_prefix) || value.type() != ValueType::string)
             continue;
@@ -293,11 +295,17 @@ void Meta::rename_tensors(ModelHeader& header, std::vector<std::string>& done) c
             if (old_names.contains(tensor))
                 refuse(option, tensor_subject(tensor),
                        "is part of a repacked tensor (key '" + key +
-                           "'): rename tensors before the repack stage");
+                           "'): rename tensors before the repack stage",
+                       header.source);
     }
-    if (old_names.empty()) return;
-    done.push_back("renamed " + std::to_string(old_names.size()) + " tensors");
-    context_.report("meta.why", why.dump());  // --dry-run shows it beside each tensor
+    if (renames.empty()) return;
+    done.push_back("renamed " + std::to_string(renames.size()) + " tensors");
+    // --dry-run shows these beside each tensor. A name that is both an old and a new one (a->b,
+    // b->c) is a tensor of the output: what it was renamed from is what to say of it.
+    nlohmann::ordered_json why = nlohmann::ordered_json::object();
+    for (const auto& [from, to] : renames) why[from] = "renamed to '" + to + "'";
+    for (const auto& [from, to] : renames) why[to] = "renamed from '" + from + "'";
+    context_.report("meta.why", why.dump());
 }
 
 }  // namespace ckplugin::meta
