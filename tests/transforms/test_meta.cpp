@@ -336,6 +336,29 @@ BOOST_AUTO_TEST_CASE(edits_compose_with_other_stages_and_any_thread_count) {
                plugins.out);
 }
 
+BOOST_AUTO_TEST_CASE(batch_jobs_carry_escapes_with_doubled_backslashes) {
+    // docs/metadata-editing.md: a text jobs line is split like a shell line, so each backslash
+    // of the pipeline is written twice; a JSON jobs file escapes it the same way.
+    cktest::TempDir dir;
+    const std::string text = "'gguf:meta[set=general.name=str:a\\\\, b]:gguf' " +
+                             sample().string() + " " + (dir / "text.gguf").string() + "\n" +
+                             R"('gguf:meta[rename_tensors=^blk\\.(\\d+)\\.=L$1.]:gguf' )" +
+                             sample().string() + " " + (dir / "regex.gguf").string() + "\n";
+    cktest::write_file(dir / "jobs.txt", {text.begin(), text.end()});
+    const std::string json = R"([{"pipeline": "gguf:meta[set=general.name=str:c\\, d]:gguf", )"
+                             R"("input": ")" +
+                             sample().string() + R"(", "output": ")" +
+                             (dir / "json.gguf").string() + R"("}])";
+    cktest::write_file(dir / "jobs.json", {json.begin(), json.end()});
+    for (const char* jobs : {"jobs.txt", "jobs.json"}) {
+        auto r = cktest::run_ckhost({"batch", (dir / jobs).string()});
+        BOOST_TEST_REQUIRE(r.exit_code == 0, r.out << r.err);
+    }
+    BOOST_TEST(Gguf(dir / "text.gguf").at("general.name").str() == "a, b");
+    BOOST_TEST(Gguf(dir / "regex.gguf").header.find_tensor("L1.attn_q.weight") != nullptr);
+    BOOST_TEST(Gguf(dir / "json.gguf").at("general.name").str() == "c, d");
+}
+
 BOOST_AUTO_TEST_CASE(in_place_edit_replaces_the_file_atomically) {
     cktest::TempDir dir;
     const fs::path model = dir / "m.gguf";
