@@ -398,11 +398,12 @@ void Pipeline::print_plan(std::ostream& out) const {
         << human_bytes(headers_.back().total_bytes()) << " out\n";
     for (const auto& p : outputs_) out << "output: " << p.string() << "\n";
     // Why a stage chose what it did, when it says: "<key>.why" reports (tensor -> text).
-    std::vector<json> whys;
+    std::map<std::string, std::vector<std::string>> whys;
     for (const auto& [key, value] : context_.reports())
         if (key.ends_with(".why"))
             if (json why = json::parse(value, nullptr, false); why.is_object())
-                whys.push_back(std::move(why));
+                for (const auto& [name, text] : why.items())
+                    if (text.is_string()) whys[name].push_back(text.get<std::string>());
     for (const auto& row : plan["tensors"]) {
         out << "  " << row["name"].get<std::string>() << ":";
         std::string previous;
@@ -415,14 +416,17 @@ void Pipeline::print_plan(std::ostream& out) const {
             previous = here;
         }
         out << " -> " << stages_.back()->spec.name;
-        const std::string& name = row["name"].get_ref<const std::string&>();
-        for (const json& why : whys)
-            if (why.contains(name) && why[name].is_string())
-                out << "  [" << why[name].get<std::string>() << "]";
+        if (auto why = whys.find(row["name"].get<std::string>()); why != whys.end())
+            for (const std::string& text : why->second) out << "  [" << text << "]";
         out << "\n";
     }
-    for (const auto& name : plan["dropped"])
-        out << "  " << name.get<std::string>() << ": dropped\n";
+    // A name the final header lacks was dropped, unless a stage says what became of it (meta's
+    // "renamed to ...").
+    for (const auto& row : plan["dropped"]) {
+        const auto why = whys.find(row.get<std::string>());
+        out << "  " << row.get<std::string>() << ": "
+            << (why == whys.end() ? std::string("dropped") : join(why->second, "; ")) << "\n";
+    }
 }
 
 bool outputs_up_to_date(const fs::path& input, const std::vector<fs::path>& outputs) {

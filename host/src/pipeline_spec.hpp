@@ -1,5 +1,7 @@
 // The pipeline grammar: `reader[:transform...]:writer`, each stage `name` or
-// `name[key=value,key=value]`. Paths never go inside the pipeline string.
+// `name[key=value,key=value]`. Inside the brackets `\,` `\]` and `\\` stand for `,` `]` and
+// `\`; a backslash before any other character is kept as written. Paths never go inside the
+// pipeline string (meta's set_file is the one exception).
 #pragma once
 
 #include <map>

@@ -54,6 +54,30 @@ BOOST_AUTO_TEST_CASE(syntax_errors) {
         BOOST_TEST(usage_error(bad), "'" << bad << "' should be a usage error");
 }
 
+BOOST_AUTO_TEST_CASE(backslash_escapes_in_values) {
+    // `\,` `\]` `\\` are a literal comma, bracket and backslash; any other backslash stays.
+    auto stages = ckhost::parse_pipeline(
+        R"(gguf:meta[set=general.name=str:a\,b\]c\\d,del=x]:meta[rename_tensors=^blk\.(\d+)=L$1]:)"
+        R"(gguf)");
+    BOOST_TEST_REQUIRE(stages.size() == 4u);
+    BOOST_TEST(stages[1].options.size() == 2u);
+    BOOST_TEST(stages[1].options.at("set") == R"(general.name=str:a,b]c\d)");
+    BOOST_TEST(stages[1].options.at("del") == "x");
+    BOOST_TEST(stages[1].text == R"(meta[set=general.name=str:a\,b\]c\\d,del=x])");
+    BOOST_TEST(stages[2].options.at("rename_tensors") == R"(^blk\.(\d+)=L$1)");
+    // An escaped ']' does not close the brackets; `\\` before ']' is a backslash, then the end.
+    BOOST_TEST(ckhost::parse_pipeline(R"(a[k=\\]:b)")[0].options.at("k") == "\\");
+    BOOST_TEST(ckhost::parse_pipeline(R"(a[k=x\]y]:b)")[0].options.at("k") == "x]y");
+    BOOST_TEST(ckhost::parse_pipeline(R"(a[k=\q]:b)")[0].options.at("k") == R"(\q)");
+    // An escaped comma does not end the value: one option, not two.
+    BOOST_TEST(ckhost::parse_pipeline(R"(a[k=1\,j=2]:b)")[0].options.size() == 1u);
+    // The same option twice is still refused; a stage of its own repeats an edit.
+    BOOST_TEST(usage_error("a[k=1,k=2]:b"));
+    BOOST_TEST(ckhost::parse_pipeline("a:m[k=1]:m[k=2]:b").size() == 4u);
+    for (const char* bad : {R"(a[k=x\]:b)", R"(a[k=\)", R"(a[\,k=1,]:b)", R"(a[,]:b)", "a[k=1,]:b"})
+        BOOST_TEST(usage_error(bad), "'" << bad << "' should be a usage error");
+}
+
 BOOST_AUTO_TEST_CASE(unknown_stage_suggests) {
     cktest::TempDir out;
     auto r = convert("ggfu:gguf", out);

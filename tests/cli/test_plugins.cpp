@@ -128,8 +128,9 @@ BOOST_AUTO_TEST_CASE(the_listing_shows_each_plugins_flags) {
     auto by_name = plugins_by_name({"plugins", "--json", "--plugin-dir", plugin_dir()});
     // Every built-in plugin is declared concurrent (audited: their reader, transform and
     // apply_group calls keep no state between tensors, or lock what they share); testkit is not.
-    for (const char* name : {"gguf", "bump", "dequant", "quantize", "headpack", "gguflite",
-                             "repack", "safetensors", "passthrough", "testkit_concurrent"}) {
+    for (const char* name :
+         {"gguf", "bump", "dequant", "quantize", "headpack", "gguflite", "repack", "safetensors",
+          "meta", "passthrough", "testkit_concurrent"}) {
         BOOST_TEST_REQUIRE(by_name[name]["loaded"].get<bool>(), name);
         BOOST_TEST(by_name[name]["flags"]["concurrent"].get<bool>(), name);
         BOOST_TEST(by_name[name]["toolchain"].get<std::string>() == this_toolchain(), name);

@@ -177,8 +177,8 @@ BOOST_AUTO_TEST_CASE(the_installed_ckhost_finds_its_plugins_with_no_variable_set
         BOOST_TEST(contains(p["path"].get<std::string>(), installed().prefix.string()), p.dump());
         if (p["loaded"].get<bool>()) loaded.insert(p["name"].get<std::string>());
     }
-    for (const char* name :
-         {"gguf", "bump", "headpack", "dequant", "gguflite", "repack", "safetensors", "quantize"})
+    for (const char* name : {"gguf", "bump", "headpack", "dequant", "gguflite", "repack",
+                             "safetensors", "quantize", "meta"})
         BOOST_TEST(loaded.count(name) == 1u, name);
     // And the main job runs from the install tree.
     auto job = installed().ckhost({"--pipeline", "gguf:headpack:bump", "-i", sample(), "-o",

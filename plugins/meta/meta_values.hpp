@@ -1,0 +1,17 @@
+// set's `TYPE:VALUE`, parsed strictly: integers in decimal and within their type's range,
+// floats as C++'s from_chars reads them (no overflow to infinity), bools as `true`/`false`,
+// strings as given (valid UTF-8), and arrays of fixed-size elements as `arr:TYPE:V V V`.
+#pragma once
+
+#include <string_view>
+
+#include "ck/metadata.hpp"
+
+namespace ckplugin::meta {
+using namespace ck;
+
+// The value of `set=KEY=TYPE:VALUE` for `key`; a usage error naming the key when the type is
+// unknown or the value is not one of that type.
+Value parse_typed_value(std::string_view typed, std::string_view key);
+
+}  // namespace ckplugin::meta
