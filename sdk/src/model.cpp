@@ -96,4 +96,19 @@ void TensorView::release(std::size_t begin, std::size_t end) const {
     if (first < last) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
+void TensorView::prefault(std::size_t begin, std::size_t end) const {
+    if (!file_backed_ || begin >= end || end > bytes_.size()) return;
+    // Every page touching the range. A kernel without MADV_POPULATE_READ (before Linux 5.14)
+    // refuses it, and the pages fault in one by one as before.
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto first = reinterpret_cast<std::uintptr_t>(bytes_.data() + begin) / page * page;
+    const auto last = reinterpret_cast<std::uintptr_t>(bytes_.data() + end);
+#ifdef MADV_POPULATE_READ
+    ::madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_READ);
+#else
+    (void)first;
+    (void)last;
+#endif
+}
+
 }  // namespace ck

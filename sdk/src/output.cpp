@@ -89,15 +89,19 @@ void OutputFile::write(std::span<const std::byte> bytes) {
     throw_if_interrupted();
     throw_if_finished();
     size_ += bytes.size();
-    if (buffer_.size() + bytes.size() <= buffer_capacity) {
+    // Small pieces gather in the buffer; a piece of a quarter of it or more (a tensor's 4 MiB
+    // chunk) goes to the file as it is: copying it into the buffer first would add a memmove
+    // of every tensor byte to a plain copy.
+    if (bytes.size() < buffer_capacity / 4 && buffer_.size() + bytes.size() <= buffer_capacity) {
         buffer_.insert(buffer_.end(), bytes.begin(), bytes.end());
         return;
     }
     flush();
     // Large pieces go straight to the file in chunks, checking for Ctrl-C between them.
-    while (bytes.size() >= buffer_capacity) {
-        write_all(fd_, bytes.data(), buffer_capacity, final_);
-        bytes = bytes.subspan(buffer_capacity);
+    while (bytes.size() >= buffer_capacity / 4) {
+        const std::size_t n = std::min(bytes.size(), buffer_capacity);
+        write_all(fd_, bytes.data(), n, final_);
+        bytes = bytes.subspan(n);
         throw_if_interrupted();
     }
     buffer_.insert(buffer_.end(), bytes.begin(), bytes.end());

@@ -19,13 +19,22 @@ cat "$model" > /dev/null
 bytes=$(stat -c %s "$model")
 echo "input: $model ($bytes bytes)"
 
-# timed NAME COMMAND...: runs COMMAND $runs times under /usr/bin/time -v (after one warm-up);
-# prints the median wall time and peak RSS, and the ratio to cp once that is known.
+# Every run starts alike: the outputs of the previous one removed and all dirty pages written
+# back (untimed). Otherwise a run pays for the writeback of the one before, or for unlinking
+# its 1 GB output, and timings of the same command vary threefold.
+clean() { rm -rf "$work/out"; mkdir -p "$work/out"; sync; }
+
+# timed NAME COMMAND...: runs COMMAND $runs times under /usr/bin/time -v (after one warm-up),
+# each from a clean state; prints the median wall time and peak RSS, and the ratio to cp (the
+# first command timed).
 cp_wall=
 timed() {
     local name=$1; shift
-    "$@" > /dev/null 2>&1
-    for i in $(seq "$runs"); do /usr/bin/time -v -o "$timings/$name.$i" "$@" > /dev/null 2>&1; done
+    clean; "$@" > /dev/null 2>&1
+    for i in $(seq "$runs"); do
+        clean
+        /usr/bin/time -v -o "$timings/$name.$i" "$@" > /dev/null 2>&1
+    done
     local w r
     w=$(for i in $(seq "$runs"); do wall "$timings/$name.$i"; done | median)
     r=$(for i in $(seq "$runs"); do rss "$timings/$name.$i"; done | median)
@@ -34,28 +43,35 @@ timed() {
         "$(echo "$w / $cp_wall" | bc -l)" "$(echo "$r / 1024" | bc -l)"
 }
 
-timed "cp (the same bytes, the same disk)" cp "$model" "$work/copy.gguf"
-rm -f "$work/copy.gguf"
+timed "cp (the same bytes, the same disk)" cp "$model" "$work/out/copy.gguf"
+timed "cat > file (read and write in user space)" sh -c "cat '$model' > '$work/out/copy.gguf'"
 
-mkdir -p "$work/set"
 timed "ckhost gguf:gguf[split_max_size=$size]" \
-    "$ckhost" --quiet --force --pipeline "gguf:gguf[split_max_size=$size]" -i "$model" \
+    "$ckhost" --quiet --pipeline "gguf:gguf[split_max_size=$size]" -i "$model" \
+    -o "$work/out/m.gguf"
+# The set to merge, kept outside out/.
+mkdir -p "$work/set"
+"$ckhost" --quiet --force --pipeline "gguf:gguf[split_max_size=$size]" -i "$model" \
     -o "$work/set/m.gguf"
 first=$(ls "$work"/set/m-00001-of-*.gguf)
 echo "  set: $(ls "$work/set" | wc -l) files"
 timed "ckhost gguf:gguf (merge the set)" \
-    "$ckhost" --quiet --force --pipeline gguf:gguf -i "$first" -o "$work/merged.gguf"
+    "$ckhost" --quiet --pipeline gguf:gguf -i "$first" -o "$work/out/merged.gguf"
+"$ckhost" --quiet --force --pipeline gguf:gguf -i "$first" -o "$work/merged.gguf"
 
 if [ -n "${LLAMA_GGUF_SPLIT:-}" ]; then
     export LD_LIBRARY_PATH=$(dirname "$LLAMA_GGUF_SPLIT")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     mkdir -p "$work/llama"
     timed "llama-gguf-split --split --split-max-size $size" \
-        "$LLAMA_GGUF_SPLIT" --split --split-max-size "$size" "$model" "$work/llama/m"
+        "$LLAMA_GGUF_SPLIT" --split --split-max-size "$size" "$model" "$work/out/m"
+    "$LLAMA_GGUF_SPLIT" --split --split-max-size "$size" "$model" "$work/llama/m" > /dev/null
     for f in "$work"/llama/m-*.gguf; do
-        cmp -s "$f" "$work/set/$(basename "$f")" || echo "  DIFFERS: $(basename "$f")"
+        cmp -s "$f" "$work/set/$(basename "$f")" && echo "  $(basename "$f"): identical" ||
+            echo "  $(basename "$f"): DIFFERS"
     done
     timed "llama-gguf-split --merge" \
-        sh -c "rm -f '$work/llama-merged.gguf'; exec '$LLAMA_GGUF_SPLIT' --merge '$first' '$work/llama-merged.gguf'"
+        "$LLAMA_GGUF_SPLIT" --merge "$first" "$work/out/merged.gguf"
+    "$LLAMA_GGUF_SPLIT" --merge "$first" "$work/llama-merged.gguf" > /dev/null 2>&1
     cmp -s "$work/merged.gguf" "$work/llama-merged.gguf" && echo "  merged files: identical" ||
         echo "  merged files: DIFFER"
 fi

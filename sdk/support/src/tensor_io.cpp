@@ -26,6 +26,7 @@ void write_streaming(OutputFile& file, const TensorView& view) {
     const std::size_t size = view.bytes().size();
     for (std::size_t done = 0; done < size; done += chunk) {
         const std::size_t end = std::min(size, done + chunk);
+        view.prefault(done, end);
         file.write(view.bytes().subspan(done, end - done));
         view.release(done, end);
     }

@@ -23,8 +23,9 @@ Error tensor_error(std::string message, std::string_view name, std::string file 
 void check_tensor_bytes(const TensorView& view, std::uint64_t expected, std::string_view name,
                         std::string_view type = {}, std::string file = {});
 
-// Appends the view's bytes to `file` in 4 MiB chunks, releasing each chunk's input pages once
-// written: a multi-GB mapped tensor then keeps a few MiB resident, not the whole tensor.
+// Appends the view's bytes to `file` in 4 MiB chunks, each mapped in one call before it is
+// written (TensorView::prefault) and its input pages released once written: a multi-GB mapped
+// tensor then keeps a few MiB resident, not the whole tensor.
 void write_streaming(OutputFile& file, const TensorView& view);
 
 }  // namespace ck::support
