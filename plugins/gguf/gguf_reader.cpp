@@ -412,10 +412,21 @@ ModelHeader GgufReader::open(const fs::path& path) {
                            {"alignment", std::to_string(alignment)},
                            {"data start", std::to_string(data_start_)},
                            {"file size", std::to_string(file_size)}};
-    if (file_size > data_start_ + data_bytes && n_tensors > 0)
+    trailing_.reset();
+    if (file_size > data_start_ + data_bytes && n_tensors > 0) {
         header.format_facts.emplace_back("trailing bytes",
                                          std::to_string(file_size - data_start_ - data_bytes));
+        // ggml ignores them; they are no part of the model, and a copy drops them.
+        trailing_.emplace(std::to_string(file_size - data_start_ - data_bytes) +
+                              " bytes after the last tensor belong to no tensor",
+                          file, data_start_ + data_bytes, "data");
+        context_.warn(file + ": " + trailing_->message());
+    }
     return header;
+}
+
+void GgufReader::verify() {
+    if (trailing_) throw *trailing_;
 }
 
 TensorView GgufReader::tensor(std::size_t index) {
