@@ -1,13 +1,17 @@
 #include "inspect.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
 
 #include "ck/ggml_types.hpp"
+#include "ck/kernels/validate.hpp"
 #include "ck/llama/file_type.hpp"
+#include "exit_codes.hpp"
 #include "plugin_call.hpp"
 #include "progress.hpp"
 #include "suggest.hpp"
@@ -260,8 +264,61 @@ int run_inspect(PluginRegistry& registry, const InspectSettings& settings, std::
     return 0;
 }
 
-int run_verify(PluginRegistry& registry, const fs::path& file, bool as_json, std::ostream& out,
-               std::ostream& err) {
+namespace {
+
+// Every tensor's values, as llama.cpp's --check-tensors checks them: one entry per tensor with
+// a bad value, naming the first one.
+json check_tensor_data(OpenedFile& opened, const std::string& file) {
+    // A tensor is checked in slices whose pages leave the process once read, so a model's
+    // largest tensor is never resident as a whole (a slice is whole blocks).
+    constexpr std::uint64_t slice_bytes = std::uint64_t{16} << 20;
+    json problems = json::array();
+    for (std::size_t i = 0; i < opened.header.tensors.size(); ++i) {
+        const ck::TensorInfo& t = opened.header.tensors[i];
+        const ck::TensorView v =
+            call_plugin(opened.plugin, [&] { return opened.reader->tensor(i); });
+        const ck::TypeInfo* info = ck::find_type(t.type);
+        if (!info || info->block_bytes == 0) continue;
+        const std::uint64_t unit = info->block_bytes;  // a float element is a block of one
+        const std::uint64_t slice = std::max<std::uint64_t>(1, slice_bytes / unit) * unit;
+        std::optional<ck::kernels::DataProblem> problem;
+        for (std::uint64_t begin = 0; begin < v.size(); begin += slice) {
+            const std::uint64_t size = std::min<std::uint64_t>(slice, v.size() - begin);
+            if (auto found = ck::kernels::check_data(t.type, v.bytes().subspan(begin, size))) {
+                if (!problem) {
+                    problem = *found;
+                    problem->index += begin / unit;
+                    problem->count = 0;
+                }
+                problem->count += found->count;
+            }
+            v.release(begin, begin + size);
+        }
+        if (!problem) continue;
+        const std::uint64_t offset =
+            t.source_offset + problem->index * unit + (problem->field ? problem->field->offset : 0);
+        std::string message = problem->message();
+        if (problem->count > 1)
+            message += " (" + std::to_string(problem->count) + " bad values in the tensor)";
+        json entry = {
+            {"tensor", t.name},
+            {"type", std::string(ck::type_name(t.type))},
+            {problem->field ? "block" : "element", problem->index},
+            {"value", problem->nan ? "NaN" : "Inf"},
+            {"count", problem->count},
+            {"offset", offset},
+            {"message", message},
+            {"error", ck::Error(message, file, offset, "tensor '" + t.name + "'").what()}};
+        if (problem->field) entry["field"] = std::string(problem->field->name);
+        problems.push_back(std::move(entry));
+    }
+    return problems;
+}
+
+}  // namespace
+
+int run_verify(PluginRegistry& registry, const fs::path& file, bool as_json, bool data,
+               std::ostream& out, std::ostream& err) {
     ck::RecordingContext context;
     OpenedFile opened = open_with_any_reader(registry, file, context);
     for (std::size_t i = 0; i < opened.header.tensors.size(); ++i) {
@@ -273,18 +330,22 @@ int run_verify(PluginRegistry& registry, const fs::path& file, bool as_json, std
                             file.string(), {}, "tensor '" + opened.header.tensors[i].name + "'");
     }
     call_plugin(opened.plugin, [&] { opened.reader->verify(); });
+    // The structure first: a file that fails it is not worth reading in full.
+    const json problems = data ? check_tensor_data(opened, file.string()) : json::array();
     for (const auto& w : context.warnings()) err << "warning: " << w << "\n";
+    const bool sound = problems.empty();
+    for (const json& p : problems)
+        err << "ckhost: error: " << p["error"].get<std::string>() << "\n";
     if (as_json)
-        out << json{{"file", file.string()},
-                    {"format", opened.plugin},
-                    {"ok", true},
-                    {"warnings", context.warnings()}}
+        out << json{{"file", file.string()}, {"format", opened.plugin},
+                    {"ok", sound},           {"data_checked", data},
+                    {"problems", problems},  {"warnings", context.warnings()}}
                    .dump(1)
             << "\n";
-    else
+    else if (sound)
         out << file.string() << ": OK (" << opened.plugin << ", " << opened.header.tensors.size()
-            << " tensors)\n";
-    return 0;
+            << " tensors" << (data ? ", every value checked" : "") << ")\n";
+    return sound ? ok : failed;
 }
 
 }  // namespace ckhost
