@@ -1,12 +1,17 @@
 #include "inspect.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
 
 #include "ck/ggml_types.hpp"
+#include "ck/kernels/validate.hpp"
+#include "ck/llama/file_type.hpp"
+#include "exit_codes.hpp"
 #include "plugin_call.hpp"
 #include "progress.hpp"
 #include "suggest.hpp"
@@ -82,6 +87,58 @@ void print_full_value(const ck::Value& v, std::ostream& out) {
     }
 }
 
+// general.file_type against the tensors: the stored value and its llama.cpp name, what the
+// tensors are mostly, and whether the two agree (ck/llama/file_type.hpp).
+struct FileTypeCheck {
+    const ck::Value* stored_value = nullptr;
+    std::optional<std::uint32_t> stored;
+    ck::llama::FileTypeGuess guess;
+    bool fits = false;
+
+    explicit FileTypeCheck(const ck::ModelHeader& h)
+        : stored_value(h.metadata.find(ck::llama::file_type_key)),
+          stored(ck::llama::stored_file_type(h.metadata)),
+          guess(ck::llama::guess_file_type(h)),
+          fits(stored && ck::llama::file_type_fits(*stored, guess)) {}
+
+    // "mostly q4_K: 15 (MOSTLY_Q4_K_M)", or "mostly i8, which llama.cpp has no file type for".
+    std::string mostly() const { return std::string(ck::type_name(guess.most_common_type)); }
+    std::string mostly_named() const {
+        if (!guess.file_type)
+            return "mostly " + mostly() + ", which llama.cpp has no file type for";
+        return "mostly " + mostly() + " (llama.cpp's name for them: " +
+               ck::llama::file_type_label(static_cast<std::uint32_t>(*guess.file_type)) + ")";
+    }
+
+    // One line saying what is wrong, or "" when the stored value is a fair name.
+    std::string problem() const {
+        if (!stored_value || fits || guess.counted == 0) return {};
+        const std::string what = stored ? ck::llama::file_type_label(*stored)
+                                        : stored_value->to_display() + " (not a file type id)";
+        return "stored " + what + " but the tensors are " + mostly_named();
+    }
+
+    // {"stored": 15, "name": "MOSTLY_Q4_K_M", "tensors_mostly": "q4_K",
+    //  "tensors_file_type": 15, "tensors_file_type_name": "MOSTLY_Q4_K_M", "agrees": true,
+    //  "problem": null}; null where there is nothing (no key, no name).
+    json to_json() const {
+        const auto name_of = [](std::optional<std::uint32_t> id) {
+            const ck::llama::FileTypeInfo* info = id ? ck::llama::find_file_type(*id) : nullptr;
+            return info ? json(std::string(info->name)) : json(nullptr);
+        };
+        std::optional<std::uint32_t> guessed;
+        if (guess.file_type) guessed = static_cast<std::uint32_t>(*guess.file_type);
+        const std::string why = problem();
+        return {{"stored", stored ? json(*stored) : json(nullptr)},
+                {"name", name_of(stored)},
+                {"tensors_mostly", mostly()},
+                {"tensors_file_type", guessed ? json(*guessed) : json(nullptr)},
+                {"tensors_file_type_name", name_of(guessed)},
+                {"agrees", stored_value ? json(fits) : json(nullptr)},
+                {"problem", why.empty() ? json(nullptr) : json(why)}};
+    }
+};
+
 }  // namespace
 
 OpenedFile open_with_any_reader(PluginRegistry& registry, const fs::path& file,
@@ -143,17 +200,21 @@ int run_inspect(PluginRegistry& registry, const InspectSettings& settings, std::
     }
 
     auto by_type = bytes_by_type(h);
+    const FileTypeCheck file_type(h);
     if (settings.json) {
         json doc = {{"file", settings.file.string()}, {"format", opened.plugin}};
         json facts = json::object();
         for (const auto& [k, v] : h.format_facts) facts[k] = v;
         doc["facts"] = facts;
         json meta = json::array();
-        for (const auto& [k, v] : h.metadata)
+        for (const auto& [k, v] : h.metadata) {
             meta.push_back({{"key", k},
                             {"type", std::string(ck::value_type_name(v.type()))},
                             {"value", value_json(v, json_array_head)}});
+            if (k == ck::llama::file_type_key) meta.back()["name"] = file_type.to_json()["name"];
+        }
         doc["metadata"] = meta;
+        doc["file_type"] = file_type.to_json();
         json types = json::object();
         for (const auto& [type, cb] : by_type)
             types[type] = {{"tensors", cb.first}, {"bytes", cb.second}};
@@ -178,12 +239,22 @@ int run_inspect(PluginRegistry& registry, const InspectSettings& settings, std::
     out << settings.file.string() << ": " << opened.plugin << "\n";
     for (const auto& [k, v] : h.format_facts) out << "  " << k << ": " << v << "\n";
     out << "metadata: " << h.metadata.size() << " keys\n";
-    for (const auto& [k, v] : h.metadata)
-        out << "  " << k << " (" << ck::value_type_name(v.type()) << ") = " << v.to_display()
+    for (const auto& [k, v] : h.metadata) {
+        const bool is_file_type = k == ck::llama::file_type_key;
+        out << "  " << k << " (" << ck::value_type_name(v.type()) << ") = "
+            << (is_file_type && file_type.stored ? ck::llama::file_type_label(*file_type.stored)
+                                                 : v.to_display())
             << "\n";
+        if (const std::string problem = file_type.problem(); is_file_type && !problem.empty())
+            out << "    " << problem << "\n";
+    }
     out << "tensors: " << h.tensors.size() << ", " << human_bytes(h.total_bytes()) << "\n";
     for (const auto& [type, cb] : by_type)
         out << "  " << type << ": " << cb.first << " tensors, " << human_bytes(cb.second) << "\n";
+    // A GGUF without the key is named by llama.cpp from its tensors when it loads it.
+    if (!file_type.stored_value && opened.plugin == "gguf" && !h.tensors.empty())
+        out << "  general.file_type is not stored; the tensors are " << file_type.mostly_named()
+            << "\n";
     if (settings.tensors) {
         out << "tensor table (name, type, shape, bytes, offset):\n";
         for (const auto& t : h.tensors)
@@ -193,8 +264,61 @@ int run_inspect(PluginRegistry& registry, const InspectSettings& settings, std::
     return 0;
 }
 
-int run_verify(PluginRegistry& registry, const fs::path& file, bool as_json, std::ostream& out,
-               std::ostream& err) {
+namespace {
+
+// Every tensor's values, as llama.cpp's --check-tensors checks them: one entry per tensor with
+// a bad value, naming the first one.
+json check_tensor_data(OpenedFile& opened, const std::string& file) {
+    // A tensor is checked in slices whose pages leave the process once read, so a model's
+    // largest tensor is never resident as a whole (a slice is whole blocks).
+    constexpr std::uint64_t slice_bytes = std::uint64_t{16} << 20;
+    json problems = json::array();
+    for (std::size_t i = 0; i < opened.header.tensors.size(); ++i) {
+        const ck::TensorInfo& t = opened.header.tensors[i];
+        const ck::TensorView v =
+            call_plugin(opened.plugin, [&] { return opened.reader->tensor(i); });
+        const ck::TypeInfo* info = ck::find_type(t.type);
+        if (!info || info->block_bytes == 0) continue;
+        const std::uint64_t unit = info->block_bytes;  // a float element is a block of one
+        const std::uint64_t slice = std::max<std::uint64_t>(1, slice_bytes / unit) * unit;
+        std::optional<ck::kernels::DataProblem> problem;
+        for (std::uint64_t begin = 0; begin < v.size(); begin += slice) {
+            const std::uint64_t size = std::min<std::uint64_t>(slice, v.size() - begin);
+            if (auto found = ck::kernels::check_data(t.type, v.bytes().subspan(begin, size))) {
+                if (!problem) {
+                    problem = *found;
+                    problem->index += begin / unit;
+                    problem->count = 0;
+                }
+                problem->count += found->count;
+            }
+            v.release(begin, begin + size);
+        }
+        if (!problem) continue;
+        const std::uint64_t offset =
+            t.source_offset + problem->index * unit + (problem->field ? problem->field->offset : 0);
+        std::string message = problem->message();
+        if (problem->count > 1)
+            message += " (" + std::to_string(problem->count) + " bad values in the tensor)";
+        json entry = {
+            {"tensor", t.name},
+            {"type", std::string(ck::type_name(t.type))},
+            {problem->field ? "block" : "element", problem->index},
+            {"value", problem->nan ? "NaN" : "Inf"},
+            {"count", problem->count},
+            {"offset", offset},
+            {"message", message},
+            {"error", ck::Error(message, file, offset, "tensor '" + t.name + "'").what()}};
+        if (problem->field) entry["field"] = std::string(problem->field->name);
+        problems.push_back(std::move(entry));
+    }
+    return problems;
+}
+
+}  // namespace
+
+int run_verify(PluginRegistry& registry, const fs::path& file, bool as_json, bool data,
+               std::ostream& out, std::ostream& err) {
     ck::RecordingContext context;
     OpenedFile opened = open_with_any_reader(registry, file, context);
     for (std::size_t i = 0; i < opened.header.tensors.size(); ++i) {
@@ -206,6 +330,8 @@ int run_verify(PluginRegistry& registry, const fs::path& file, bool as_json, std
                             file.string(), {}, "tensor '" + opened.header.tensors[i].name + "'");
     }
     call_plugin(opened.plugin, [&] { opened.reader->verify(); });
+    // The structure first: a file that fails it is not worth reading in full.
+    const json problems = data ? check_tensor_data(opened, file.string()) : json::array();
     for (const auto& w : context.warnings()) err << "warning: " << w << "\n";
     // The reader's facts say what was checked: a GGUF split set names every file of the set.
     json facts = json::object();
@@ -214,18 +340,19 @@ int run_verify(PluginRegistry& registry, const fs::path& file, bool as_json, std
         facts[k] = v;
         if (k == "split set") set_fact = "; split set of " + v;
     }
+    const bool sound = problems.empty();
+    for (const json& p : problems)
+        err << "ckhost: error: " << p["error"].get<std::string>() << "\n";
     if (as_json)
-        out << json{{"file", file.string()},
-                    {"format", opened.plugin},
-                    {"ok", true},
-                    {"facts", facts},
+        out << json{{"file", file.string()},         {"format", opened.plugin}, {"ok", sound},
+                    {"data_checked", data},          {"problems", problems},    {"facts", facts},
                     {"warnings", context.warnings()}}
                    .dump(1)
             << "\n";
-    else
+    else if (sound)
         out << file.string() << ": OK (" << opened.plugin << ", " << opened.header.tensors.size()
-            << " tensors" << set_fact << ")\n";
-    return 0;
+            << " tensors" << set_fact << (data ? ", every value checked" : "") << ")\n";
+    return sound ? ok : failed;
 }
 
 }  // namespace ckhost

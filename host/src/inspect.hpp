@@ -31,7 +31,9 @@ OpenedFile open_with_any_reader(PluginRegistry& registry, const std::filesystem:
 
 int run_inspect(PluginRegistry& registry, const InspectSettings& settings, std::ostream& out,
                 std::ostream& err);
-int run_verify(PluginRegistry& registry, const std::filesystem::path& file, bool json,
+// Exit 0 when sound. With `data`, every tensor's values are checked too (ck/kernels/validate.hpp);
+// bad values are reported per tensor (stderr, or --json's "problems") with exit 1.
+int run_verify(PluginRegistry& registry, const std::filesystem::path& file, bool json, bool data,
                std::ostream& out, std::ostream& err);
 
 }  // namespace ckhost

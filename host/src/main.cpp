@@ -33,7 +33,7 @@ const char* main_usage =
     "usage: ckhost --pipeline READER[:TRANSFORM...]:WRITER -i INPUT -o OUTPUT [options]\n"
     "       ckhost convert --pipeline PIPELINE INPUT OUTPUT [options]\n"
     "       ckhost inspect FILE [--json] [--tensors] [--kv KEY]\n"
-    "       ckhost verify FILE [--json]\n"
+    "       ckhost verify FILE [--data] [--json]\n"
     "       ckhost plugins [--json]\n"
     "       ckhost batch JOBS [--jobs N] [--json] [--force]\n"
     "\n"
@@ -287,18 +287,23 @@ int inspect_command(const std::vector<std::string>& args, bool verify) {
     std::string file, key;
     po::options_description d(verify ? "verify options" : "inspect options");
     d.add_options()("file", po::value(&file), "file to read");
+    bool data = false;
     if (!verify)
         d.add_options()("tensors,t", po::bool_switch(&settings.tensors), "list every tensor")(
             "kv", po::value(&key), "print one metadata value in full");
+    else
+        d.add_options()("data", po::bool_switch(&data),
+                        "also read every tensor's data: NaN or infinite floats and block scales "
+                        "(llama.cpp's --check-tensors)");
     d.add(common_options(c));
     po::positional_options_description pos;
     pos.add("file", 1);
     parse(args, d, pos);
     if (c.help) {
-        std::cout << (verify
-                          ? "usage: ckhost verify FILE [--json]\n\nRe-checks a file's integrity.\n"
-                          : "usage: ckhost inspect FILE [--json] [--tensors] [--kv KEY]\n\n"
-                            "Shows the header, metadata, tensor table and bytes per dtype.\n")
+        std::cout << (verify ? "usage: ckhost verify FILE [--data] [--json]\n\nRe-checks a file's "
+                               "integrity; --data also checks every value.\n"
+                             : "usage: ckhost inspect FILE [--json] [--tensors] [--kv KEY]\n\n"
+                               "Shows the header, metadata, tensor table and bytes per dtype.\n")
                   << "\n"
                   << d;
         return ok;
@@ -306,7 +311,7 @@ int inspect_command(const std::vector<std::string>& args, bool verify) {
     if (file.empty()) throw ck::usage_error("missing FILE");
     apply_globals(c);
     ckhost::PluginRegistry registry(to_paths(c.plugin_dirs));
-    if (verify) return ckhost::run_verify(registry, file, c.json, std::cout, std::cerr);
+    if (verify) return ckhost::run_verify(registry, file, c.json, data, std::cout, std::cerr);
     settings.file = file;
     settings.json = c.json;
     if (!key.empty()) settings.key = key;

@@ -11,6 +11,7 @@
 #include "checksum.hpp"
 #include "ck/conventions/ckhost_keys.hpp"
 #include "ck/ggml_types.hpp"
+#include "ck/llama/file_type.hpp"
 #include "ck/parallel.hpp"
 #include "memory_budget.hpp"
 #include "plugin_call.hpp"
@@ -142,8 +143,14 @@ void Pipeline::plan(const fs::path& input, const fs::path& output) {
     headers_.push_back(call_plugin(first.spec.name, [&] { return first.reader->open(input); }));
     for (std::size_t k = 1; k + 1 < stages_.size(); ++k) {
         Stage& s = *stages_[k];
-        headers_.push_back(
-            call_plugin(s.spec.name, [&] { return s.transform->plan(headers_.back()); }));
+        ck::ModelHeader planned =
+            call_plugin(s.spec.name, [&] { return s.transform->plan(headers_.back()); });
+        // general.file_type must still name the tensors' types after any stage, a third-party
+        // one included, so the host keeps it true rather than each plugin.
+        if (const auto update = ck::llama::keep_file_type_true(headers_.back(), planned);
+            update.changed)
+            context_.note("stage '" + s.spec.text + "': " + update.note);
+        headers_.push_back(std::move(planned));
         s.groups = call_plugin(s.spec.name, [&] { return s.transform->groups(); });
         s.group_of.assign(headers_.back().tensors.size(), -1);
         for (std::size_t g = 0; g < s.groups.size(); ++g)

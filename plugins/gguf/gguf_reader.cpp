@@ -406,9 +406,15 @@ ParsedGguf parse_gguf_file(const fs::path& path, Context& context) {
                            {"file size", std::to_string(file_size)}};
     header.format_facts.emplace_back("byte order", byte_order_name(in.byte_order()));
     parsed.big_endian = in.byte_order() == ByteOrder::big;
-    if (file_size > parsed.data_start + data_bytes && n_tensors > 0)
-        header.format_facts.emplace_back(
-            "trailing bytes", std::to_string(file_size - parsed.data_start - data_bytes));
+    if (file_size > parsed.data_start + data_bytes && n_tensors > 0) {
+        const std::uint64_t extra = file_size - parsed.data_start - data_bytes;
+        header.format_facts.emplace_back("trailing bytes", std::to_string(extra));
+        // ggml ignores them; they are no part of the model, and a copy drops them.
+        parsed.trailing.emplace(
+            std::to_string(extra) + " bytes after the last tensor belong to no tensor", file,
+            parsed.data_start + data_bytes, "data");
+        context.warn(file + ": " + parsed.trailing->message());
+    }
     return parsed;
 }
 
@@ -417,8 +423,10 @@ ModelHeader GgufReader::open(const fs::path& path) {
     const std::optional<SplitKeys> keys = split_keys(given.header.metadata, path.string());
     shards_.clear();
     locations_.clear();
+    trailing_.clear();
     if (!keys || keys->count == 1) {
         data_start_ = given.data_start;
+        if (given.trailing) trailing_.push_back(*given.trailing);
         ModelHeader header = std::move(given.header);
         for (std::size_t i = 0; i < header.tensors.size(); ++i)
             locations_.push_back({0, i, header.tensors[i].type, given.big_endian});
@@ -428,11 +436,16 @@ ModelHeader GgufReader::open(const fs::path& path) {
     std::vector<ParsedGguf> set = open_split_set(std::move(given), path, *keys, context_);
     data_start_ = set.front().data_start;
     for (std::size_t s = 0; s < set.size(); ++s) {
+        if (set[s].trailing) trailing_.push_back(*set[s].trailing);
         for (std::size_t i = 0; i < set[s].header.tensors.size(); ++i)
             locations_.push_back({s, i, set[s].header.tensors[i].type, set[s].big_endian});
         shards_.push_back(std::move(set[s].tensors));
     }
     return present_as_one_model(set);  // moves the headers out: done last
+}
+
+void GgufReader::verify() {
+    if (!trailing_.empty()) throw trailing_.front();
 }
 
 TensorView GgufReader::tensor(std::size_t index) {

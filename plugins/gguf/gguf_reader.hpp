@@ -3,9 +3,11 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "ck/error.hpp"
 #include "ck/stage.hpp"
 #include "ck/support/mapped_tensors.hpp"
 
@@ -17,7 +19,8 @@ struct ParsedGguf {
     ModelHeader header;
     support::MappedTensors tensors;
     std::uint64_t data_start = 0;
-    bool big_endian = false;  // fields and tensor data stored big-endian
+    bool big_endian = false;        // fields and tensor data stored big-endian
+    std::optional<Error> trailing;  // bytes after the last tensor (ggml ignores them)
 };
 ParsedGguf parse_gguf_file(const std::filesystem::path& path, Context& context);
 
@@ -28,6 +31,8 @@ class GgufReader final : public Reader {
     explicit GgufReader(Context& context) : context_(context) {}
     ModelHeader open(const std::filesystem::path& path) override;
     TensorView tensor(std::size_t index) override;
+    // Fails on bytes after the last tensor, as the safetensors reader does (open() warns).
+    void verify() override;
 
     // Where the (first) file's data section starts.
     std::uint64_t data_start() const noexcept { return data_start_; }
@@ -45,6 +50,7 @@ class GgufReader final : public Reader {
     };
     std::vector<Location> locations_;
     std::uint64_t data_start_ = 0;
+    std::vector<Error> trailing_;  // bytes after the last tensor of any file, for verify()
 };
 
 // Does the file start with the GGUF magic? (The descriptor's probe; `path` is not used.)

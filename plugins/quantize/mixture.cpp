@@ -17,6 +17,8 @@
 
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
+#include "ck/llama/file_type.hpp"
+#include "ck/llama/tensors.hpp"
 #include "ck/metadata.hpp"
 #include "ck/support/tensor_io.hpp"
 
@@ -29,49 +31,29 @@ constexpr std::uint32_t id(GgmlType t) {
     return static_cast<std::uint32_t>(t);
 }
 
-// llama.cpp's llama_ftype values (the file types), as stored in general.file_type.
-enum class FileType : std::uint32_t {
-    all_f32 = 0,
-    f16 = 1,
-    q4_0 = 2,
-    q4_1 = 3,
-    q8_0 = 7,
-    q5_0 = 8,
-    q5_1 = 9,
-    q2_k = 10,
-    q3_k_s = 11,
-    q3_k_m = 12,
-    q3_k_l = 13,
-    q4_k_s = 14,
-    q4_k_m = 15,
-    q5_k_s = 16,
-    q5_k_m = 17,
-    q6_k = 18,
-    iq4_nl = 25,
-    bf16 = 32,
-    tq1_0 = 36,
-    tq2_0 = 37,
-};
+using ck::llama::FileType;
 
+// A named mixture: llama-quantize's spelling and the file type it writes (whose default type,
+// llama_ftype_get_default_type, is in ck::llama's table).
 struct MixEntry {
     std::string_view name;
-    GgmlType default_type;  // llama_ftype_get_default_type
     FileType file_type;
 };
 
 // In llama-quantize's listing order (QUANT_OPTIONS).
 constexpr std::array<MixEntry, 20> mixes = {{
-    {"Q4_0", GgmlType::q4_0, FileType::q4_0},       {"Q4_1", GgmlType::q4_1, FileType::q4_1},
-    {"Q5_0", GgmlType::q5_0, FileType::q5_0},       {"Q5_1", GgmlType::q5_1, FileType::q5_1},
-    {"TQ1_0", GgmlType::tq1_0, FileType::tq1_0},    {"TQ2_0", GgmlType::tq2_0, FileType::tq2_0},
-    {"Q2_K", GgmlType::q2_k, FileType::q2_k},       {"Q3_K_S", GgmlType::q3_k, FileType::q3_k_s},
-    {"Q3_K_M", GgmlType::q3_k, FileType::q3_k_m},   {"Q3_K_L", GgmlType::q3_k, FileType::q3_k_l},
-    {"IQ4_NL", GgmlType::iq4_nl, FileType::iq4_nl}, {"Q4_K_S", GgmlType::q4_k, FileType::q4_k_s},
-    {"Q4_K_M", GgmlType::q4_k, FileType::q4_k_m},   {"Q5_K_S", GgmlType::q5_k, FileType::q5_k_s},
-    {"Q5_K_M", GgmlType::q5_k, FileType::q5_k_m},   {"Q6_K", GgmlType::q6_k, FileType::q6_k},
-    {"Q8_0", GgmlType::q8_0, FileType::q8_0},       {"F16", GgmlType::f16, FileType::f16},
-    {"BF16", GgmlType::bf16, FileType::bf16},       {"F32", GgmlType::f32, FileType::all_f32},
+    {"Q4_0", FileType::q4_0},     {"Q4_1", FileType::q4_1},     {"Q5_0", FileType::q5_0},
+    {"Q5_1", FileType::q5_1},     {"TQ1_0", FileType::tq1_0},   {"TQ2_0", FileType::tq2_0},
+    {"Q2_K", FileType::q2_k},     {"Q3_K_S", FileType::q3_k_s}, {"Q3_K_M", FileType::q3_k_m},
+    {"Q3_K_L", FileType::q3_k_l}, {"IQ4_NL", FileType::iq4_nl}, {"Q4_K_S", FileType::q4_k_s},
+    {"Q4_K_M", FileType::q4_k_m}, {"Q5_K_S", FileType::q5_k_s}, {"Q5_K_M", FileType::q5_k_m},
+    {"Q6_K", FileType::q6_k},     {"Q8_0", FileType::q8_0},     {"F16", FileType::f16},
+    {"BF16", FileType::bf16},     {"F32", FileType::all_f32},
 }};
+
+std::uint32_t default_type_of(FileType file_type) {
+    return ck::llama::find_file_type(static_cast<std::uint32_t>(file_type))->default_type;
+}
 
 // llama-quantize's aliases.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 3> aliases = {{
@@ -99,39 +81,8 @@ bool is_quantized_type(std::uint32_t type) {
     return info && info->quantized;
 }
 
-// ggml_n_dims: trailing dimensions of size 1 do not count (a [256, 1] tensor is 1-D).
-int n_dims(const ck::TensorInfo& t) {
-    for (std::size_t i = t.ne.size(); i-- > 1;) {
-        if (t.ne[i] > 1) return static_cast<int>(i) + 1;
-    }
-    return 1;
-}
-
-// sscanf(name, "blk.%d.", &layer): the number after "blk.", if there is one.
-std::optional<int> layer_of(std::string_view name) {
-    constexpr std::string_view prefix = "blk.";
-    if (name.substr(0, prefix.size()) != prefix) return std::nullopt;
-    std::size_t p = prefix.size();
-    while (p < name.size() && std::isspace(static_cast<unsigned char>(name[p]))) ++p;
-    bool negative = false;
-    if (p < name.size() && (name[p] == '-' || name[p] == '+')) negative = name[p++] == '-';
-    if (p >= name.size() || !std::isdigit(static_cast<unsigned char>(name[p]))) return std::nullopt;
-    long long value = 0;
-    for (; p < name.size() && std::isdigit(static_cast<unsigned char>(name[p])); ++p) {
-        value = std::min<long long>(value * 10 + (name[p] - '0'), 1LL << 40);
-    }
-    if (negative) value = -value;
-    return static_cast<int>(std::clamp<long long>(value, -(1LL << 30), 1LL << 30));
-}
-
-// llama_model_loader's weight_name_comparer: llama-quantize visits (and writes) the tensors in
-// this order, non-layer tensors first, then layer by layer, by name within each. The per-layer
-// counters below depend on it.
-bool visit_before(const std::string& a, const std::string& b) {
-    const int la = layer_of(a).value_or(-1), lb = layer_of(b).value_or(-1);
-    if (la != lb) return la < lb;
-    return a < b;
-}
+using ck::llama::layer_of;
+using ck::llama::n_dims;
 
 // use_more_bits: the first and last eighth of the layers, and every third one in between.
 bool use_more_bits(int i_layer, int n_layers) {
@@ -316,7 +267,7 @@ class Planner {
         default_type_ = settings.mix.default_type;
         const bool known = std::any_of(mixes.begin(), mixes.end(), [&](const MixEntry& m) {
             return static_cast<std::uint32_t>(m.file_type) == settings.mix.file_type &&
-                   id(m.default_type) == default_type_;
+                   default_type_of(m.file_type) == default_type_;
         });
         if (!known)
             throw ck::usage_error("unknown mixture '" + settings.mix.name + "' (file type " +
@@ -338,7 +289,7 @@ class Planner {
         std::vector<std::size_t> order(header_.tensors.size());
         std::iota(order.begin(), order.end(), std::size_t{0});
         std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-            return visit_before(header_.tensors[a].name, header_.tensors[b].name);
+            return ck::llama::loader_order_less(header_.tensors[a].name, header_.tensors[b].name);
         });
         for (std::size_t i : order) result.tensors[i] = choose(header_.tensors[i]);
         return result;
@@ -722,7 +673,7 @@ std::optional<MixInfo> find_mix(std::string_view name) {
     }
     for (const MixEntry& m : mixes) {
         if (boost::algorithm::iequals(name, m.name))
-            return MixInfo{std::string(m.name), id(m.default_type),
+            return MixInfo{std::string(m.name), default_type_of(m.file_type),
                            static_cast<std::uint32_t>(m.file_type)};
     }
     return std::nullopt;

@@ -16,6 +16,7 @@
 #include "ck/error.hpp"
 #include "ck/kernels/dequant.hpp"
 #include "ck/kernels/quantize.hpp"
+#include "ck/llama/file_type.hpp"
 #include "ck/parallel.hpp"
 #include "ck/plugin.hpp"
 #include "ck/stage.hpp"
@@ -31,9 +32,6 @@ using ckplugin::quantize::MixInfo;
 // Elements per pool item: large enough that scheduling costs nothing, small enough that a
 // tensor of a few MB still spreads over every thread.
 constexpr std::uint64_t elements_per_item = 1 << 16;
-
-// llama-quantize's GGML_QNT_VERSION, written with every quantized file.
-constexpr std::uint32_t quantization_version = 2;
 
 // What `to=` accepts: every type there is a reference quantizer for.
 constexpr const char* target_choices =
@@ -102,7 +100,7 @@ class Quantize final : public ck::Transform {
         ck::ModelHeader out = in;
         jobs_.assign(in.tensors.size(), std::nullopt);
         std::vector<std::string> rules(in.tensors.size());
-        std::uint32_t file_type = 0;
+        std::optional<std::uint32_t> file_type;
         if (settings_) {
             const auto mix = ckplugin::quantize::plan_mixture(in, *settings_);
             file_type = mix.file_type;
@@ -111,9 +109,6 @@ class Quantize final : public ck::Transform {
                 if (mix.tensors[i].quantized) plan_tensor(in, i, mix.tensors[i].type, rules[i]);
             }
         } else {
-            file_type = ckplugin::quantize::find_mix(std::string(ck::type_name(target_)))
-                            .value_or(MixInfo{})
-                            .file_type;
             for (std::size_t i = 0; i < in.tensors.size(); ++i) {
                 const ck::TensorInfo& t = in.tensors[i];
                 if (t.ne.size() < 2) {
@@ -139,10 +134,20 @@ class Quantize final : public ck::Transform {
             out.tensors[i].type = jobs_[i]->to;
             out.tensors[i].nbytes = *ck::tensor_bytes(jobs_[i]->to, out.tensors[i].ne);
         }
+        // One type for every weight is no named mixture: the file type is llama.cpp's name
+        // for what the tensors became (to=q4_k: MOSTLY_Q4_K_M; to=q8_0 with only= on a few
+        // tensors of an F16 model: still MOSTLY_F16).
+        if (!settings_)
+            if (const auto guess = ck::llama::guess_file_type(out); guess.file_type)
+                file_type = static_cast<std::uint32_t>(*guess.file_type);
         if (std::any_of(jobs_.begin(), jobs_.end(), [](const auto& j) { return j.has_value(); })) {
-            out.metadata.set("general.quantization_version",
-                             ck::Value::of_u32(quantization_version));
-            out.metadata.set("general.file_type", ck::Value::of_u32(file_type));
+            out.metadata.set(std::string(ck::llama::quantization_version_key),
+                             ck::Value::of_u32(ck::llama::quantization_version));
+            // Without a name (the input was mostly of a type llama.cpp cannot name), the host
+            // decides after plan() (ck::llama::keep_file_type_true).
+            if (file_type)
+                out.metadata.set(std::string(ck::llama::file_type_key),
+                                 ck::Value::of_u32(*file_type));
         }
         report(in, out, rules, file_type);
         return out;
@@ -224,7 +229,7 @@ class Quantize final : public ck::Transform {
     // The "quantize" report (each tensor's types, rule and sizes; bits per weight) and
     // "quantize.why" (tensor -> rule), which --dry-run prints beside each tensor.
     void report(const ck::ModelHeader& in, const ck::ModelHeader& out,
-                const std::vector<std::string>& rules, std::uint32_t file_type) {
+                const std::vector<std::string>& rules, std::optional<std::uint32_t> file_type) {
         nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
         nlohmann::ordered_json why = nlohmann::ordered_json::object();
         std::uint64_t elements = 0, bytes_in = 0, bytes_out = 0;
@@ -248,7 +253,7 @@ class Quantize final : public ck::Transform {
         nlohmann::ordered_json r = {
             {"mix", settings_ ? nlohmann::ordered_json(settings_->mix.name) : nullptr},
             {"to", settings_ ? nullptr : nlohmann::ordered_json(ck::type_name(target_))},
-            {"file_type", file_type},
+            {"file_type", file_type ? nlohmann::ordered_json(*file_type) : nullptr},
             {"totals",
              {{"elements", elements},
               {"bytes_in", bytes_in},

@@ -1,7 +1,9 @@
 // A test-only transform: passes tensors through, and on request fails at tensor N (with a
 // ck::Error, a foreign std::exception, or a non-exception object), sleeps per tensor, or
 // truncates the pipeline's input file just before handing out tensor N, so the host's failure,
-// cleanup, Ctrl-C and changed-input paths can be exercised on real conversions.
+// cleanup, Ctrl-C and changed-input paths can be exercised on real conversions. `retype`
+// changes tensor types as a third-party transform would, without touching general.file_type,
+// which the host must then keep true.
 //
 // Built twice: `testkit` does not declare CK_PLUGIN_FLAG_CONCURRENT and fails loudly if the
 // host ever calls it from two threads at once; `testkit_concurrent` (TESTKIT_CONCURRENT)
@@ -10,10 +12,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <stdexcept>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "ck/error.hpp"
+#include "ck/ggml_types.hpp"
 #include "ck/plugin.hpp"
 #include "ck/stage.hpp"
 
@@ -30,6 +36,7 @@ class Testkit final : public ck::Transform {
           truncate_to_(o.get_u64("truncate_to", 0)),
           report_(o.get("report")),
           groups_(o.get("groups")),
+          retype_(o.get("retype")),
           context_(context) {}
 
     ck::ModelHeader plan(const ck::ModelHeader& in) override {
@@ -41,7 +48,22 @@ class Testkit final : public ck::Transform {
             context_.report("testkit", R"({"ok": true})");
             context_.note("testkit: planned " + std::to_string(in.tensors.size()) + " tensors");
         }
-        return in;
+        if (retype_.empty()) return in;
+        // bf16_to_f32: BF16 tensors widened exactly; q8_0_to_i8: Q8_0 tensors become their
+        // int8 codes (the scales dropped: a type llama.cpp has no file type for).
+        const auto [from, to] = retype_ == "bf16_to_f32"
+                                    ? std::pair(ck::GgmlType::bf16, ck::GgmlType::f32)
+                                    : std::pair(ck::GgmlType::q8_0, ck::GgmlType::i8);
+        ck::ModelHeader out = in;
+        retyped_.assign(in.tensors.size(), false);
+        for (std::size_t i = 0; i < out.tensors.size(); ++i) {
+            ck::TensorInfo& t = out.tensors[i];
+            if (t.type != static_cast<std::uint32_t>(from)) continue;
+            t.type = static_cast<std::uint32_t>(to);
+            t.nbytes = *ck::tensor_bytes(t.type, t.ne);
+            retyped_[i] = true;
+        }
+        return out;
     }
 
     // groups=pairs: tensors 0+1, 2+3, ... are computed together (through the default
@@ -80,7 +102,22 @@ class Testkit final : public ck::Transform {
         }
         if (index == truncate_at_ && ::truncate(source_.c_str(), static_cast<off_t>(truncate_to_)))
             throw ck::Error("testkit could not truncate its input", source_);
-        return upstream(index);
+        if (retype_.empty() || !retyped_[index]) return upstream(index);
+        const ck::TensorView in = upstream(index);
+        const bool widen = retype_ == "bf16_to_f32";
+        const std::size_t n = widen ? in.size() / 2 : in.size() / 34 * 32;
+        ck::TensorAllocation out = ck::TensorView::allocate(widen ? n * 4 : n);
+        for (std::size_t i = 0; i < n; ++i) {
+            if (widen) {
+                std::uint16_t h;
+                std::memcpy(&h, in.data() + 2 * i, 2);
+                const std::uint32_t bits = std::uint32_t(h) << 16;
+                std::memcpy(out.bytes.data() + 4 * i, &bits, 4);
+            } else {
+                out.bytes[i] = in.bytes()[i / 32 * 34 + 2 + i % 32];
+            }
+        }
+        return std::move(out.view);
     }
 
   private:
@@ -93,6 +130,8 @@ class Testkit final : public ck::Transform {
     std::string source_;
     std::string report_;
     std::string groups_;
+    std::string retype_;
+    std::vector<bool> retyped_;
     std::size_t tensor_count_ = 0;
     ck::Context& context_;
     std::atomic<int> calls_in_progress_{0};
@@ -109,6 +148,8 @@ const ck_option_descriptor options[] = {
     {"report", CK_STAGE_TRANSFORM, nullptr, "garbage|valid", "report a JSON value from plan()"},
     {"groups", CK_STAGE_TRANSFORM, nullptr, "pairs|overlap|outside",
      "declare tensor groups: 0+1, 2+3, ... (pairs) or invalid ones"},
+    {"retype", CK_STAGE_TRANSFORM, nullptr, "bf16_to_f32|q8_0_to_i8",
+     "change tensor types, leaving general.file_type as it was"},
 };
 
 #ifdef TESTKIT_CONCURRENT

@@ -62,6 +62,9 @@ fs::path test_data() {
 fs::path examples_dir() {
     return from_env("CKHOST_EXAMPLES");
 }
+fs::path sample_model() {
+    return examples_dir() / "micro-llama-q4_k_m.gguf";
+}
 fs::path test_plugin_dir() {
     return from_env("CKHOST_TEST_PLUGINS");
 }

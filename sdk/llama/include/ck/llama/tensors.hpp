@@ -1,0 +1,23 @@
+// How llama.cpp looks at a model's tensor directory: ggml's count of dimensions and the order
+// in which llama.cpp's loader (and llama-quantize) visits tensors.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "ck/model.hpp"
+
+namespace ck::llama {
+
+// ggml_n_dims: trailing dimensions of size 1 do not count (a [256, 1] tensor is 1-D).
+int n_dims(const TensorInfo& tensor);
+
+// sscanf(name, "blk.%d.", &layer): the number after "blk.", if there is one.
+std::optional<int> layer_of(std::string_view name);
+
+// llama_model_loader's weight_name_comparer: tensors outside the layers first, then layer by
+// layer, by name within each. llama-quantize visits (and writes) tensors in this order, and
+// the loader's guess of the file type breaks ties by it.
+bool loader_order_less(std::string_view a, std::string_view b);
+
+}  // namespace ck::llama
