@@ -1,10 +1,29 @@
 #include "ck/support/destination.hpp"
 
-#include <regex>
+#include <algorithm>
+#include <cctype>
+#include <string>
 
 namespace fs = std::filesystem;
 
 namespace ck::support {
+namespace {
+
+// "-00001-of-00003": what llama-gguf-split appends to a shard's name before ".gguf".
+constexpr std::size_t shard_suffix_size = 15;
+
+bool has_shard_suffix(std::string_view stem) {
+    if (stem.size() <= shard_suffix_size) return false;
+    const std::string_view tail = stem.substr(stem.size() - shard_suffix_size);
+    const auto digits = [](std::string_view s) {
+        return std::all_of(s.begin(), s.end(),
+                           [](unsigned char c) { return std::isdigit(c) != 0; });
+    };
+    return tail[0] == '-' && digits(tail.substr(1, 5)) && tail.substr(6, 4) == "-of-" &&
+           digits(tail.substr(10, 5));
+}
+
+}  // namespace
 
 bool is_directory_destination(const fs::path& destination) {
     const std::string& d = destination.native();
@@ -17,8 +36,8 @@ fs::path single_file_destination(const fs::path& destination, const fs::path& in
     if (!is_directory_destination(destination)) return destination;
     // A shard of a llama-gguf-split set stands for the whole set (the GGUF reader reads all of
     // it), so the output is named after the set: model-00001-of-00003.gguf gives model.gguf.
-    static const std::regex shard_suffix("-[0-9]{5}-of-[0-9]{5}$");
-    const std::string stem = std::regex_replace(input.stem().string(), shard_suffix, "");
+    std::string stem = input.stem().string();
+    if (has_shard_suffix(stem)) stem.resize(stem.size() - shard_suffix_size);
     return destination / (stem + std::string(extension));
 }
 
