@@ -1,0 +1,19 @@
+// The GGUF-lite reader: open (every rule of the spec, the metadata text included), every
+// tensor fetched (Q8/Q4 dequantized to F32), verify (the re-quantization round trip), as
+// `ckhost verify model.glft` runs it. The input is the whole file.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "ck/context.hpp"
+#include "fuzz_support.hpp"
+#include "gguflite_reader.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    static ckfuzz::ScratchFile file;
+    const auto& path = file.write(std::as_bytes(std::span(data, size)));
+    ck::RecordingContext context;
+    ckplugin::gguflite::GgufLiteReader reader(context);
+    ckfuzz::read_like_verify(reader, path);
+    return 0;
+}
