@@ -13,6 +13,7 @@
 #include <span>
 #include <string_view>
 
+#include "ck/context.hpp"
 #include "ck/stage.hpp"
 
 namespace ckfuzz {
@@ -53,5 +54,17 @@ void write_file(const std::filesystem::path& path, std::span<const std::byte> by
 // ck::Error is the expected outcome for a bad file and is swallowed; anything else escapes to
 // the fuzzer as a finding.
 void read_like_verify(ck::Reader& reader, const std::filesystem::path& path);
+
+// The whole of a target whose input is one whole file of a reader's format: written to a
+// scratch file reused by the process, then read like `ckhost verify`.
+template <class FormatReader>
+int read_whole_file(const std::uint8_t* data, std::size_t size) {
+    static ScratchFile file;
+    const auto& path = file.write(std::as_bytes(std::span(data, size)));
+    ck::RecordingContext context;
+    FormatReader reader(context);
+    read_like_verify(reader, path);
+    return 0;
+}
 
 }  // namespace ckfuzz
