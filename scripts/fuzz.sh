@@ -52,6 +52,7 @@ done
 wait || true
 
 failed=0
+found=0
 printf '%-18s %12s %8s %8s %8s  %s\n' target executions exec/s cov ft result
 for t in "${targets[@]}"; do
   log=$work/logs/$t.log
@@ -63,10 +64,12 @@ for t in "${targets[@]}"; do
   result=ok
   if [ "$status" != 0 ]; then
     failed=1
+    found=$((found + 1))
     kind=$(grep -m1 -oE 'ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer): [a-z -]+|runtime error: [a-z -]+' "$log" || echo "exit $status")
     artifact=$(grep -m1 -oE 'Test unit written to [^ ]+' "$log" | sed 's/Test unit written to //' || true)
     result="FOUND: $kind${artifact:+ -> $artifact} (log: $log)"
   fi
   printf '%-18s %12s %8s %8s %8s  %s\n' "$t" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" "$result"
 done
+echo "fuzz: $((${#targets[@]} - found)) passed, $found failed"
 exit $failed
