@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages ckhost needs, skipping what is already there.
+#   --fuzz   also Clang and its runtime libraries (libFuzzer, ASan, UBSan) for scripts/fuzz.sh
 set -euo pipefail
 
 packages=(
@@ -8,6 +9,9 @@ packages=(
   libssl-dev nlohmann-json3-dev libtbb-dev
   libbenchmark-dev python3 python3-numpy
 )
+if [ "${1:-}" = "--fuzz" ]; then
+  packages+=(clang libclang-rt-14-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

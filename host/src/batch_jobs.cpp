@@ -40,7 +40,9 @@ std::vector<BatchJob> parse_json(std::string_view text, const std::string& sourc
     nlohmann::json doc;
     try {
         doc = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
+        // Every JSON exception, not only parse_error: a number too large for a double ("1e999")
+        // is out_of_range, and it is the same usage error (exit 2) to the user.
         throw ck::usage_error(source + ": not valid JSON: " + e.what());
     }
     if (!doc.is_array()) throw ck::usage_error(source + ": expected a JSON array of jobs");

@@ -178,7 +178,10 @@ void Pipeline::refuse_unknown_ckhost_keys(const fs::path& input) const {
     Stage& writer = *stages_.back();
     const auto understood =
         call_plugin(writer.spec.name, [&] { return writer.writer->understood_keys(); });
-    for (const auto& [key, value] : headers_.back().metadata) {
+    for (const auto& entry : headers_.back().metadata) {
+        // Not a structured binding: Clang before 16 (the fuzz build's) cannot capture one in
+        // the lambda below.
+        const std::string& key = entry.first;
         if (!key.starts_with(ck::conventions::ckhost_prefix)) continue;
         if (std::any_of(understood.begin(), understood.end(), [&](const std::string& pattern) {
                 return ck::conventions::key_matches(key, pattern);

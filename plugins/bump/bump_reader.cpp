@@ -51,6 +51,20 @@ std::optional<std::uint64_t> try_payload_bytes(const Geometry& g,
     }
 }
 
+// The divisors of n, in increasing order, found below sqrt(n). A header may claim up to
+// 2^32 - 1 heads: counting kv up to num_heads took seconds there and then wrapped kv to 0, a
+// division by zero (found by fuzz_bump); a 32-bit number has at most 1344 divisors.
+std::vector<std::uint32_t> divisors(std::uint32_t n) {
+    std::vector<std::uint32_t> low, high;
+    for (std::uint64_t d = 1; d * d <= n; ++d) {
+        if (n % d != 0) continue;
+        low.push_back(static_cast<std::uint32_t>(d));
+        if (d * d != n) high.push_back(static_cast<std::uint32_t>(n / d));
+    }
+    low.insert(low.end(), high.rbegin(), high.rend());
+    return low;
+}
+
 // Without config.json, num_key_value_heads and intermediate_size are the two unknowns. The
 // payload size is linear in F for a given Hkv, so each divisor of H gives at most one F; the
 // geometry is used only when exactly one pair fits.
@@ -63,8 +77,7 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> infer_kv_heads_and_ffn(
             if (const TypeInfo* t = find_type(types[i]); t && t->block_size > unit)
                 unit = t->block_size;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> found;
-    for (std::uint32_t kv = 1; kv <= g.heads; ++kv) {
-        if (g.heads % kv != 0) continue;
+    for (std::uint32_t kv : divisors(g.heads)) {
         g.kv_heads = kv;
         g.ffn = 0;
         auto base = try_payload_bytes(g, types);

@@ -95,6 +95,27 @@ void check_token_id(std::string_view key, const Value& value, const Metadata& me
                file);
 }
 
+// libstdc++'s regex compiler (GCC 12's) recurses once per group and alternative, so a long
+// enough pattern exhausts the stack (30000 nested groups crashed ckhost), and it reads a
+// back-reference or repeat count into a long without an overflow check (undefined behaviour
+// from 19 digits on). Patterns of tensor names are short: refuse the extremes before compiling.
+void check_pattern_limits(const std::string& pattern) {
+    constexpr std::size_t max_pattern_bytes = 1024;
+    constexpr std::size_t max_digits = 9;
+    if (pattern.size() > max_pattern_bytes)
+        refuse("rename_tensors", {},
+               "the pattern is " + std::to_string(pattern.size()) + " bytes; at most " +
+                   std::to_string(max_pattern_bytes) + " are allowed");
+    std::size_t digits = 0;
+    for (char c : pattern) {
+        digits = c >= '0' && c <= '9' ? digits + 1 : 0;
+        if (digits > max_digits)
+            refuse("rename_tensors", {},
+                   "'" + pattern + "' holds a number of more than " + std::to_string(max_digits) +
+                       " digits");
+    }
+}
+
 }  // namespace
 
 Meta::Meta(const Options& options, Context& context) : context_(context) {
@@ -152,6 +173,7 @@ Meta::Meta(const Options& options, Context& context) : context_(context) {
         // ("(?=...)").
         auto [pattern, replacement] = split_option("rename_tensors", options.get("rename_tensors"),
                                                    '=', true, "PATTERN=REPLACEMENT");
+        check_pattern_limits(pattern);
         try {
             rename_tensors_ =
                 TensorRename{pattern, std::regex(pattern, std::regex::ECMAScript), replacement};

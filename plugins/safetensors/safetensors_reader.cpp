@@ -89,6 +89,11 @@ class HeaderChecker {
         } catch (const ordered_json::parse_error& e) {
             throw Error(std::string("the header is not valid JSON: ") + e.what(), file_,
                         8 + (e.byte > 0 ? e.byte - 1 : 0), "header");
+        } catch (const ordered_json::exception& e) {
+            // Not only syntax errors: a number too large for a double ("1e999") is out_of_range,
+            // and only ck::Error may leave a plugin.
+            throw Error(std::string("the header is not valid JSON: ") + e.what(), file_, 8,
+                        "header");
         }
     }
 

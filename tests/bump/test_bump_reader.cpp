@@ -149,4 +149,18 @@ BOOST_AUTO_TEST_CASE(a_wrong_dtype_table_is_refused) {
     BOOST_TEST(contains(r.err, "INT4"), r.err);
 }
 
+BOOST_AUTO_TEST_CASE(a_huge_head_count_is_refused_at_once) {
+    // num_heads 2^32 - 1 and no config.json: the inference of num_key_value_heads counted up to
+    // num_heads, seconds of work and then a division by zero (found by fuzz_bump).
+    cktest::TempDir dir;
+    const fs::path bump = dir / "weights.bump";
+    fs::copy_file(golden_q4() / "weights.bump", bump);
+    auto bytes = cktest::read_file(bump);
+    for (std::size_t i = 0x20; i < 0x24; ++i) bytes[i] = 0xff;  // num_heads
+    cktest::write_file(bump, bytes);
+    auto r = cktest::run_ckhost({"verify", bump.string()});
+    BOOST_TEST(r.exit_code == 1, r.err);
+    BOOST_TEST(contains(r.err, "fits no (num_key_value_heads, intermediate_size) pairs"), r.err);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

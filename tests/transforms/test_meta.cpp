@@ -450,6 +450,13 @@ BOOST_AUTO_TEST_CASE(unknown_tensors_and_bad_names_are_usage_errors) {
                    "is 64 bytes; GGUF (ggml) allows at most 63", every_type());
     expect_refused("gguf:meta[rename_tensors=^.*$=]:gguf", "the new name is empty");
     expect_refused("gguf:meta[rename_tensors=(blk=x]:gguf", "not an ECMAScript regular expression");
+    // What libstdc++'s regex compiler cannot take safely (found by fuzz_stage_options): a
+    // 20-digit back-reference overflows its counter, 30000 nested groups overflowed the stack.
+    expect_refused(R"(gguf:meta[rename_tensors=blk\18446744073709551616=x]:gguf)",
+                   "holds a number of more than 9 digits");
+    expect_refused("gguf:meta[rename_tensors=" + std::string(30000, '(') + std::string(30000, ')') +
+                       "=x]:gguf",
+                   "the pattern is 60000 bytes; at most 1024 are allowed");
     expect_refused("gguf:meta[rename_tensors=blk]:gguf",
                    "expected rename_tensors=PATTERN=REPLACEMENT");
 }
