@@ -112,6 +112,23 @@ pid_t spawn_ckhost(const std::vector<std::string>& args) {
     return spawn(ckhost_binary(), args, "/dev/null", "/dev/null");
 }
 
+pid_t spawn_ckhost(const std::vector<std::string>& args, const std::string& input,
+                   const std::string& output, const std::string& error) {
+    return spawn(ckhost_binary(), args, output, error, input);
+}
+
+ScopedEnv::ScopedEnv(const std::string& name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name.c_str())) old_ = old;
+    ::setenv(name.c_str(), value.c_str(), 1);
+}
+
+ScopedEnv::~ScopedEnv() {
+    if (old_)
+        ::setenv(name_.c_str(), old_->c_str(), 1);
+    else
+        ::unsetenv(name_.c_str());
+}
+
 int wait_exit_code(pid_t pid) {
     int status = 0;
     while (waitpid(pid, &status, 0) < 0) {

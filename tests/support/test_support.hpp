@@ -43,7 +43,24 @@ RunResult run_ckhost_with_stdin(const std::vector<std::string>& args, const std:
 
 // Starts ckhost in the background with output discarded; returns its pid.
 pid_t spawn_ckhost(const std::vector<std::string>& args);
+// The same with standard input, output and error opened from these paths. (A FIFO for `input`
+// must already be open for writing: posix_spawn waits for the child, which waits for a writer.)
+pid_t spawn_ckhost(const std::vector<std::string>& args, const std::string& input,
+                   const std::string& output, const std::string& error);
 int wait_exit_code(pid_t pid);
+
+// Sets an environment variable (which children inherit) for the object's lifetime.
+class ScopedEnv {
+  public:
+    ScopedEnv(const std::string& name, const std::string& value);
+    ~ScopedEnv();
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+  private:
+    std::string name_;
+    std::optional<std::string> old_;
+};
 
 // A fresh empty directory, removed when the object goes away.
 class TempDir {
