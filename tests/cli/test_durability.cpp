@@ -10,11 +10,8 @@
 #include <signal.h>
 
 #include <cerrno>
-#include <chrono>
 #include <fstream>
-#include <regex>
 #include <sstream>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -25,12 +22,7 @@ using cktest::contains;
 
 namespace {
 
-std::string sample() {
-    return (cktest::examples_dir() / "micro-llama-q4_k_m.gguf").string();
-}
-std::string plugin_dir() {
-    return cktest::test_plugin_dir().string();
-}
+using cktest::sample_model;
 
 // The fault injection library, preloaded into every process started while this exists. A
 // sanitized ckhost wants its runtime first among the libraries, which a preload is not.
@@ -84,24 +76,6 @@ std::vector<fs::path> temporaries(const fs::path& dir) {
     return found;
 }
 
-// The pid in a temporary file's name.
-long pid_in(const fs::path& temp) {
-    std::smatch m;
-    const std::string name = temp.filename().string();
-    BOOST_TEST_REQUIRE(std::regex_search(name, m, std::regex("\\.ckhost-([0-9]+)-")));
-    return std::stol(m[1]);
-}
-
-// Waits (up to 10 s) until a temporary file appears in `dir`.
-fs::path wait_for_temporary(const fs::path& dir) {
-    for (int i = 0; i < 1000; ++i) {
-        if (auto found = temporaries(dir); !found.empty()) return found.front();
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    BOOST_FAIL("no temporary file appeared in " << dir);
-    return {};
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(durability)
@@ -113,7 +87,7 @@ BOOST_AUTO_TEST_CASE(outputs_are_synced_before_their_rename_and_directories_afte
     cktest::TempDir dir;
     const fs::path out = dir / "out";
     auto r = cktest::run_ckhost(
-        {"-q", "--pipeline", "gguf:headpack:bump", "-i", sample(), "-o", out.string() + "/"});
+        {"-q", "--pipeline", "gguf:headpack:bump", "-i", sample_model(), "-o", out.string() + "/"});
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
     const auto calls = faults.calls();
     std::size_t last_rename = 0, renames = 0;
@@ -139,8 +113,9 @@ BOOST_AUTO_TEST_CASE(outputs_are_synced_before_their_rename_and_directories_afte
     for (bool by_option : {true, false}) {
         cktest::TempDir other;
         std::optional<cktest::ScopedEnv> env;
-        std::vector<std::string> args = {"-q",     "--pipeline", "gguf:headpack:bump",     "-i",
-                                         sample(), "-o",         (other / "out/").string()};
+        std::vector<std::string> args = {
+            "-q",           "--pipeline", "gguf:headpack:bump",     "-i",
+            sample_model(), "-o",         (other / "out/").string()};
         if (by_option)
             args.push_back("--no-sync");
         else
@@ -157,7 +132,8 @@ BOOST_AUTO_TEST_CASE(outputs_are_synced_before_their_rename_and_directories_afte
         BOOST_TEST(cktest::files_equal(out / "weights.bump", other / "out" / "weights.bump"));
     }
     cktest::ScopedEnv bad("CKHOST_NO_SYNC", "yes");
-    r = cktest::run_ckhost({"--pipeline", "gguf:gguf", "-i", sample(), "-o", (dir / "x").string()});
+    r = cktest::run_ckhost(
+        {"--pipeline", "gguf:gguf", "-i", sample_model(), "-o", (dir / "x").string()});
     BOOST_TEST(r.exit_code == 2, r.err);
     BOOST_TEST(contains(r.err, "CKHOST_NO_SYNC=yes: expected 1 (skip fsync) or 0"), r.err);
 }
@@ -175,23 +151,23 @@ BOOST_AUTO_TEST_CASE(a_failing_fsync_is_an_error_that_leaves_nothing) {
         const fs::path target = dir / "o.gguf";
         cktest::write_file(target, {'o', 'l', 'd'});
         auto r = cktest::run_ckhost(
-            {"--pipeline", "gguf:gguf", "-i", sample(), "-o", target.string(), "--force"});
+            {"--pipeline", "gguf:gguf", "-i", sample_model(), "-o", target.string(), "--force"});
         BOOST_TEST(r.exit_code == 1, r.err);
         BOOST_TEST(contains(r.err, "ckhost: error: " + target.string() + ": fsync failed: " + text),
                    r.err);
         BOOST_TEST(cktest::read_file(target).size() == 3u);
         BOOST_TEST(dir.entries().size() == 1u);
         // The main job's two files and the directory it made: all gone.
-        r = cktest::run_ckhost({"-q", "--pipeline", "gguf:headpack:bump", "-i", sample(), "-o",
-                                (dir / "new" / "out/").string()});
+        r = cktest::run_ckhost({"-q", "--pipeline", "gguf:headpack:bump", "-i", sample_model(),
+                                "-o", (dir / "new" / "out/").string()});
         BOOST_TEST(r.exit_code == 1, r.err);
         BOOST_TEST(contains(r.err, ": fsync failed: " + std::string(text)), r.err);
         BOOST_TEST(dir.entries().size() == 1u);
         // --no-sync never calls fsync, so the same fault cannot stop it.
-        r = cktest::run_ckhost({"--no-sync", "--pipeline", "gguf:gguf", "-i", sample(), "-o",
+        r = cktest::run_ckhost({"--no-sync", "--pipeline", "gguf:gguf", "-i", sample_model(), "-o",
                                 target.string(), "--force"});
         BOOST_TEST(r.exit_code == 0, r.err);
-        BOOST_TEST(cktest::files_equal(sample(), target));
+        BOOST_TEST(cktest::files_equal(sample_model(), target));
     }
 }
 
@@ -206,13 +182,13 @@ BOOST_AUTO_TEST_CASE(a_failing_directory_fsync_is_reported) {
     cktest::ScopedEnv dirs("CKFAULT_FSYNC_DIRS", "1");
     cktest::ScopedEnv code("CKFAULT_FSYNC_ERRNO", std::to_string(EIO));
     auto r = cktest::run_ckhost(
-        {"--pipeline", "gguf:gguf", "-i", sample(), "-o", (out / "o.gguf").string()});
+        {"--pipeline", "gguf:gguf", "-i", sample_model(), "-o", (out / "o.gguf").string()});
     BOOST_TEST(r.exit_code == 1, r.err);
     BOOST_TEST(
         contains(r.err, out.string() + ": fsync of the directory failed (the outputs are in place "
                                        "but may not survive a crash): Input/output error"),
         r.err);
-    BOOST_TEST(cktest::files_equal(sample(), out / "o.gguf"));
+    BOOST_TEST(cktest::files_equal(sample_model(), out / "o.gguf"));
     BOOST_TEST(temporaries(out).empty());
 }
 
@@ -221,18 +197,18 @@ BOOST_AUTO_TEST_CASE(a_failing_directory_fsync_is_reported) {
 BOOST_AUTO_TEST_CASE(a_killed_runs_temporary_file_is_removed_by_the_next_run) {
     cktest::TempDir dir;
     const fs::path target = dir / "o.gguf";
-    const pid_t pid = cktest::spawn_ckhost({"--plugin-dir", plugin_dir(), "--pipeline",
-                                            "gguf:testkit[sleep_ms=100]:gguf", "-i", sample(), "-o",
-                                            target.string()});
-    const fs::path temp = wait_for_temporary(dir.path());
-    BOOST_TEST(pid_in(temp) == pid);
+    const pid_t pid = cktest::spawn_ckhost({"--plugin-dir", cktest::test_plugin_dir().string(),
+                                            "--pipeline", "gguf:testkit[sleep_ms=100]:gguf", "-i",
+                                            sample_model(), "-o", target.string()});
+    const fs::path temp = cktest::wait_for_temporary(dir.path(), "o.gguf");
+    BOOST_TEST(cktest::pid_of_temporary(temp) == pid);
     ::kill(pid, SIGKILL);
     BOOST_TEST(cktest::wait_exit_code(pid) == 128 + SIGKILL);
     BOOST_TEST(!fs::exists(target));
     BOOST_TEST_REQUIRE(fs::exists(temp));
 
     auto r = cktest::run_ckhost(
-        {"--json", "--pipeline", "gguf:gguf", "-i", sample(), "-o", target.string()});
+        {"--json", "--pipeline", "gguf:gguf", "-i", sample_model(), "-o", target.string()});
     BOOST_TEST(r.exit_code == 0, r.err);
     BOOST_TEST(contains(r.err, "ckhost: removed stale temporary file " + temp.string() +
                                    " left by ckhost process " + std::to_string(pid) + "\n"),
@@ -240,7 +216,7 @@ BOOST_AUTO_TEST_CASE(a_killed_runs_temporary_file_is_removed_by_the_next_run) {
     const auto report = nlohmann::json::parse(r.out);
     BOOST_TEST(report["stale_temporaries_removed"][0]["path"].get<std::string>() == temp.string());
     BOOST_TEST(report["stale_temporaries_removed"][0]["pid"].get<long>() == pid);
-    BOOST_TEST(cktest::files_equal(sample(), target));
+    BOOST_TEST(cktest::files_equal(sample_model(), target));
     BOOST_TEST(dir.entries().size() == 1u);
 }
 
@@ -252,12 +228,12 @@ BOOST_AUTO_TEST_CASE(a_running_conversions_file_is_left_alone) {
     const fs::path target = dir / "o.gguf";
     const fs::path first_err = dir.path().parent_path() / (dir.path().filename().string() + ".err");
     const pid_t first = cktest::spawn_ckhost(
-        {"--plugin-dir", plugin_dir(), "--pipeline", "gguf:testkit[sleep_ms=60]:gguf", "-i",
-         sample(), "-o", target.string()},
+        {"--plugin-dir", cktest::test_plugin_dir().string(), "--pipeline",
+         "gguf:testkit[sleep_ms=60]:gguf", "-i", sample_model(), "-o", target.string()},
         "/dev/null", "/dev/null", first_err.string());
-    const fs::path temp = wait_for_temporary(dir.path());
+    const fs::path temp = cktest::wait_for_temporary(dir.path(), "o.gguf");
     auto r = cktest::run_ckhost(
-        {"--pipeline", "gguf:gguf", "-i", sample(), "-o", target.string(), "--force"});
+        {"--pipeline", "gguf:gguf", "-i", sample_model(), "-o", target.string(), "--force"});
     BOOST_TEST(r.exit_code == 0, r.err);
     BOOST_TEST(!contains(r.err, "removed"), r.err);
     BOOST_TEST(fs::exists(temp));
@@ -267,7 +243,7 @@ BOOST_AUTO_TEST_CASE(a_running_conversions_file_is_left_alone) {
     BOOST_TEST(contains(
         std::string(err.begin(), err.end()),
         target.string() + ": output file appeared while converting (use --force to overwrite)"));
-    BOOST_TEST(cktest::files_equal(sample(), target));
+    BOOST_TEST(cktest::files_equal(sample_model(), target));
     BOOST_TEST(dir.entries().size() == 1u);
 }
 
@@ -275,7 +251,7 @@ BOOST_AUTO_TEST_CASE(a_running_conversions_file_is_left_alone) {
 BOOST_AUTO_TEST_CASE(batch_passes_no_sync_to_its_jobs) {
     cktest::TempDir dir;
     std::ofstream(dir / "jobs.txt")
-        << "gguf:gguf " << sample() << " " << (dir / "a.gguf").string() << "\n";
+        << "gguf:gguf " << sample_model() << " " << (dir / "a.gguf").string() << "\n";
     for (bool sync : {false, true}) {
         std::vector<std::string> args = {"batch", (dir / "jobs.txt").string(), "--json", "--force"};
         if (!sync) args.push_back("--no-sync");

@@ -17,12 +17,9 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <memory>
-#include <regex>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -33,12 +30,7 @@ using cktest::contains;
 
 namespace {
 
-std::string sample() {
-    return (cktest::examples_dir() / "micro-llama-q4_k_m.gguf").string();
-}
-std::string plugin_dir() {
-    return cktest::test_plugin_dir().string();
-}
+using cktest::sample_model;
 
 // A mount on `where`, undone (lazily, so a busy file cannot keep it) when this goes.
 class Mount {
@@ -81,18 +73,6 @@ std::string text_of(const fs::path& p) {
     return {bytes.begin(), bytes.end()};
 }
 
-// Waits (up to 10 s) for a temporary file of `name` in `dir`.
-fs::path wait_for_temporary(const fs::path& dir, const std::string& name) {
-    for (int i = 0; i < 1000; ++i) {
-        std::error_code ec;
-        for (const auto& e : fs::directory_iterator(dir, ec))
-            if (e.path().filename().string().starts_with("." + name + ".ckhost-")) return e.path();
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    BOOST_FAIL("no temporary file of " << name << " appeared in " << dir);
-    return {};
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(fault_injection)
@@ -117,7 +97,7 @@ BOOST_AUTO_TEST_CASE(a_full_disk_is_a_clean_error) {
     };
 
     const fs::path target = disk / "o.gguf";
-    auto r = run({"--pipeline", "gguf:gguf", "-i", sample(), "-o", target.string()});
+    auto r = run({"--pipeline", "gguf:gguf", "-i", sample_model(), "-o", target.string()});
     BOOST_TEST(r.exit_code == 1, r.err);
     BOOST_TEST(contains(r.err, "ckhost: error: " + target.string() + ": write failed: " + reason),
                r.err);
@@ -125,15 +105,15 @@ BOOST_AUTO_TEST_CASE(a_full_disk_is_a_clean_error) {
 
     // Replacing a file: it stays as it was.
     cktest::write_file(disk / "keep.gguf", {'o', 'l', 'd'});
-    r = run({"--pipeline", "gguf:gguf", "-i", sample(), "-o", (disk / "keep.gguf").string(),
+    r = run({"--pipeline", "gguf:gguf", "-i", sample_model(), "-o", (disk / "keep.gguf").string(),
              "--force"});
     BOOST_TEST(r.exit_code == 1, r.err);
     BOOST_TEST(contains(r.err, (disk / "keep.gguf").string() + ": write failed: " + reason), r.err);
     BOOST_TEST(text_of(disk / "keep.gguf") == "old");
 
     // The main job: config.json fits, weights.bump does not; neither stays, nor does out/.
-    r = run(
-        {"-q", "--pipeline", "gguf:headpack:bump", "-i", sample(), "-o", (disk / "out/").string()});
+    r = run({"-q", "--pipeline", "gguf:headpack:bump", "-i", sample_model(), "-o",
+             (disk / "out/").string()});
     BOOST_TEST(r.exit_code == 1, r.err);
     BOOST_TEST(
         contains(r.err, (disk / "out" / "weights.bump").string() + ": write failed: " + reason),
@@ -155,7 +135,7 @@ BOOST_AUTO_TEST_CASE(an_unwritable_directory_is_a_clean_error) {
     cktest::write_file(locked / "keep.gguf", {'o', 'l', 'd'});
 
     // A path through a regular file cannot be written by anyone.
-    auto r = cktest::run_ckhost({"--pipeline", "gguf:gguf", "-i", sample(), "-o",
+    auto r = cktest::run_ckhost({"--pipeline", "gguf:gguf", "-i", sample_model(), "-o",
                                  (locked / "keep.gguf" / "o.gguf").string()});
     BOOST_TEST(r.exit_code == 1, r.err);
     BOOST_TEST(contains(r.err, (locked / "keep.gguf" / "o.gguf").string() +
@@ -205,7 +185,7 @@ BOOST_AUTO_TEST_CASE(an_unwritable_directory_is_a_clean_error) {
           Case{{"-q", "--pipeline", "gguf:headpack:bump", "-o", (locked / "out/").string()},
                (locked / "out").string() + ": cannot create directory: " + reason}}) {
         std::vector<std::string> args = c.args;
-        args.insert(args.end(), {"-i", sample()});
+        args.insert(args.end(), {"-i", sample_model()});
         r = cktest::run_ckhost(args);
         BOOST_TEST(r.exit_code == 1, r.err);
         BOOST_TEST(contains(r.err, "ckhost: error: " + c.message), r.err);
@@ -233,13 +213,13 @@ BOOST_AUTO_TEST_CASE(an_input_that_disappears_before_commit_is_a_clean_error) {
         for (const std::string writer : {"gguf", "headpack:bump"}) {
             cktest::TempDir in, out;
             const fs::path input = in / "m.gguf";
-            fs::copy_file(sample(), input);
+            fs::copy_file(sample_model(), input);
             cktest::write_file(out / "o.gguf", {'o', 'l', 'd'});
             const std::string pipeline = "gguf:testkit[" + c.option + "]:" + writer;
             const fs::path destination = writer == "gguf" ? out / "o.gguf" : out / "new/";
-            auto r =
-                cktest::run_ckhost({"-q", "--plugin-dir", plugin_dir(), "--pipeline", pipeline,
-                                    "-i", input.string(), "-o", destination.string(), "--force"});
+            auto r = cktest::run_ckhost({"-q", "--plugin-dir", cktest::test_plugin_dir().string(),
+                                         "--pipeline", pipeline, "-i", input.string(), "-o",
+                                         destination.string(), "--force"});
             BOOST_TEST(r.exit_code == 1, pipeline << ": " << r.err);
             BOOST_TEST(contains(r.err, "ckhost: error: " + input.string() + ": " + c.message),
                        pipeline << ": " << r.err);
@@ -259,19 +239,16 @@ BOOST_AUTO_TEST_CASE(a_batch_job_killed_with_sigkill) {
     const fs::path out = dir / "out";
     fs::create_directory(out);
     std::ofstream(dir / "jobs.txt")
-        << "gguf:testkit[sleep_ms=100]:gguf " << sample() << " " << (out / "slow.gguf").string()
-        << "\n"
-        << "gguf:gguf " << sample() << " " << (out / "fast.gguf").string() << "\n";
+        << "gguf:testkit[sleep_ms=100]:gguf " << sample_model() << " "
+        << (out / "slow.gguf").string() << "\n"
+        << "gguf:gguf " << sample_model() << " " << (out / "fast.gguf").string() << "\n";
     const std::vector<std::string> batch = {
-        "batch",     (dir / "jobs.txt").string(), "--jobs", "2", "--json", "--plugin-dir",
-        plugin_dir()};
+        "batch",        (dir / "jobs.txt").string(),       "--jobs", "2", "--json",
+        "--plugin-dir", cktest::test_plugin_dir().string()};
     const pid_t pid = cktest::spawn_ckhost(batch, "/dev/null", (dir / "report.json").string(),
                                            (dir / "err.txt").string());
-    const fs::path temp = wait_for_temporary(out, "slow.gguf");
-    std::smatch m;
-    const std::string name = temp.filename().string();
-    BOOST_TEST_REQUIRE(std::regex_search(name, m, std::regex("\\.ckhost-([0-9]+)-")));
-    const pid_t job = static_cast<pid_t>(std::stol(m[1]));
+    const fs::path temp = cktest::wait_for_temporary(out, "slow.gguf");
+    const pid_t job = cktest::pid_of_temporary(temp);
     BOOST_TEST_REQUIRE(job != pid);  // the job's own process, not the batch
     ::kill(job, SIGKILL);
     BOOST_TEST(cktest::wait_exit_code(pid) == 1, text_of(dir / "err.txt"));
@@ -292,8 +269,8 @@ BOOST_AUTO_TEST_CASE(a_batch_job_killed_with_sigkill) {
     const auto again = nlohmann::json::parse(r.out);
     BOOST_TEST(again["jobs"][0]["status"].get<std::string>() == "ok");
     BOOST_TEST(again["jobs"][1]["status"].get<std::string>() == "skipped");
-    BOOST_TEST(cktest::files_equal(sample(), out / "slow.gguf"));
-    BOOST_TEST(cktest::files_equal(sample(), out / "fast.gguf"));
+    BOOST_TEST(cktest::files_equal(sample_model(), out / "slow.gguf"));
+    BOOST_TEST(cktest::files_equal(sample_model(), out / "fast.gguf"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -20,9 +20,7 @@ using cktest::contains;
 
 namespace {
 
-std::string sample() {
-    return (cktest::examples_dir() / "micro-llama-q4_k_m.gguf").string();
-}
+using cktest::sample_model;
 
 std::string bytes_of(const fs::path& p) {
     const auto v = cktest::read_file(p);
@@ -32,7 +30,8 @@ std::string bytes_of(const fs::path& p) {
 // Runs a bash command line with ckhost as $0 and the sample as $1 (pipelines with `cat` give
 // ckhost a pipe, not a file, on its standard input).
 cktest::RunResult bash(const std::string& script, const std::vector<std::string>& more = {}) {
-    std::vector<std::string> args = {"-c", script, cktest::ckhost_binary().string(), sample()};
+    std::vector<std::string> args = {"-c", script, cktest::ckhost_binary().string(),
+                                     sample_model()};
     args.insert(args.end(), more.begin(), more.end());
     return cktest::run_program("bash", args);
 }
@@ -49,9 +48,9 @@ BOOST_AUTO_TEST_CASE(o_dash_streams_what_a_file_would_hold) {
          {"gguf:gguf", "gguf:gguf[endian=big]", "gguf:dequant:safetensors"}) {
         const fs::path file = dir / "o.out";
         auto r = cktest::run_ckhost(
-            {"--pipeline", pipeline, "-i", sample(), "-o", file.string(), "--force"});
+            {"--pipeline", pipeline, "-i", sample_model(), "-o", file.string(), "--force"});
         BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
-        r = cktest::run_ckhost({"--pipeline", pipeline, "-i", sample(), "-o", "-"});
+        r = cktest::run_ckhost({"--pipeline", pipeline, "-i", sample_model(), "-o", "-"});
         BOOST_TEST(r.exit_code == 0, pipeline << ": " << r.err);
         BOOST_TEST(r.err.empty(), r.err);
         BOOST_TEST((r.out == bytes_of(file)), pipeline);
@@ -74,24 +73,27 @@ BOOST_AUTO_TEST_CASE(o_dash_is_refused_for_writers_that_patch_or_split) {
           Case{"gguf:dequant:gguflite", "the writer 'gguflite' cannot write to standard output"},
           Case{"gguf:gguf[split_max_tensors=5]",
                "-o -: the writer 'gguf[split_max_tensors=5]' would write 5 files"}}) {
-        auto r = cktest::run_ckhost({"--pipeline", c.pipeline, "-i", sample(), "-o", "-"});
+        auto r = cktest::run_ckhost({"--pipeline", c.pipeline, "-i", sample_model(), "-o", "-"});
         BOOST_TEST(r.exit_code == 2, c.pipeline << ": " << r.err);
         BOOST_TEST(contains(r.err, c.message), r.err);
         BOOST_TEST(r.out.empty());
         BOOST_TEST(!fs::exists(dash));
     }
-    auto r = cktest::run_ckhost({"--pipeline", "gguf:headpack:bump", "-i", sample(), "-o", "-"});
+    auto r =
+        cktest::run_ckhost({"--pipeline", "gguf:headpack:bump", "-i", sample_model(), "-o", "-"});
     BOOST_TEST(contains(r.err, "writers that can: gguf, safetensors"), r.err);
     // --json would share standard output with the model; --update has no file to compare.
-    r = cktest::run_ckhost({"--json", "--pipeline", "gguf:gguf", "-i", sample(), "-o", "-"});
+    r = cktest::run_ckhost({"--json", "--pipeline", "gguf:gguf", "-i", sample_model(), "-o", "-"});
     BOOST_TEST(r.exit_code == 2, r.err);
     BOOST_TEST(contains(r.err, "-o - with --json"), r.err);
     BOOST_TEST(r.out.empty());
-    r = cktest::run_ckhost({"--update", "--pipeline", "gguf:gguf", "-i", sample(), "-o", "-"});
+    r = cktest::run_ckhost(
+        {"--update", "--pipeline", "gguf:gguf", "-i", sample_model(), "-o", "-"});
     BOOST_TEST(r.exit_code == 2, r.err);
     BOOST_TEST(contains(r.err, "-o - with --update"), r.err);
     // --dry-run writes nothing, so it may name standard output.
-    r = cktest::run_ckhost({"--dry-run", "--pipeline", "gguf:gguf", "-i", sample(), "-o", "-"});
+    r = cktest::run_ckhost(
+        {"--dry-run", "--pipeline", "gguf:gguf", "-i", sample_model(), "-o", "-"});
     BOOST_TEST(r.exit_code == 0, r.err);
     BOOST_TEST(contains(r.out, "output: -\n"), r.out);
 }
@@ -111,9 +113,10 @@ BOOST_AUTO_TEST_CASE(a_failure_after_streaming_began_says_the_stream_is_incomple
     cktest::TempDir dir;
     // Dequantized to f32 the model is 8 MB: by tensor 15 more than the 4 MiB buffer has gone.
     auto r = cktest::run_program(
-        "bash", {"-c", R"("$0" --plugin-dir "$2" --pipeline "$3" -i "$1" -o - > "$4")",
-                 cktest::ckhost_binary().string(), sample(), cktest::test_plugin_dir().string(),
-                 "gguf:dequant[to=f32]:testkit[fail_at=15]:gguf", (dir / "got").string()});
+        "bash",
+        {"-c", R"("$0" --plugin-dir "$2" --pipeline "$3" -i "$1" -o - > "$4")",
+         cktest::ckhost_binary().string(), sample_model(), cktest::test_plugin_dir().string(),
+         "gguf:dequant[to=f32]:testkit[fail_at=15]:gguf", (dir / "got").string()});
     BOOST_TEST(r.exit_code == 1, r.err);
     BOOST_TEST(contains(r.err,
                         "testkit threw a std::runtime_error on purpose; what standard "
@@ -122,7 +125,7 @@ BOOST_AUTO_TEST_CASE(a_failure_after_streaming_began_says_the_stream_is_incomple
     BOOST_TEST(fs::file_size(dir / "got") > 0u);
     // Failing before anything was sent says nothing of the kind.
     r = cktest::run_ckhost({"--plugin-dir", cktest::test_plugin_dir().string(), "--pipeline",
-                            "gguf:testkit[fail_at=0]:gguf", "-i", sample(), "-o", "-"});
+                            "gguf:testkit[fail_at=0]:gguf", "-i", sample_model(), "-o", "-"});
     BOOST_TEST(r.exit_code == 1, r.err);
     BOOST_TEST(!contains(r.err, "standard output"), r.err);
     BOOST_TEST(r.out.empty());
@@ -135,16 +138,16 @@ BOOST_AUTO_TEST_CASE(i_dash_reads_a_pipe_and_leaves_nothing) {
     auto r = bash(R"(cat "$1" | TMPDIR="$2" "$0" --pipeline gguf:gguf -i - -o "$3")",
                   {tmp.path().string(), (out / "copy.gguf").string()});
     BOOST_TEST(r.exit_code == 0, r.err);
-    BOOST_TEST(cktest::files_equal(sample(), out / "copy.gguf"));
+    BOOST_TEST(cktest::files_equal(sample_model(), out / "copy.gguf"));
     r = bash(R"(cat "$1" | TMPDIR="$2" "$0" --pipeline gguf:gguf -i - -o "$3")",
              {tmp.path().string(), (out / "dir/").string()});
     BOOST_TEST(r.exit_code == 0, r.err);
-    BOOST_TEST(cktest::files_equal(sample(), out / "dir" / "stdin.gguf"));
+    BOOST_TEST(cktest::files_equal(sample_model(), out / "dir" / "stdin.gguf"));
     // The main job from a pipe, against the same job from the file.
     r = bash(R"(cat "$1" | TMPDIR="$2" "$0" -q --pipeline gguf:headpack:bump -i - -o "$3")",
              {tmp.path().string(), (out / "piped/").string()});
     BOOST_TEST(r.exit_code == 0, r.err);
-    r = cktest::run_ckhost({"-q", "--pipeline", "gguf:headpack:bump", "-i", sample(), "-o",
+    r = cktest::run_ckhost({"-q", "--pipeline", "gguf:headpack:bump", "-i", sample_model(), "-o",
                             (out / "direct/").string()});
     BOOST_TEST(r.exit_code == 0, r.err);
     BOOST_TEST(
@@ -154,12 +157,12 @@ BOOST_AUTO_TEST_CASE(i_dash_reads_a_pipe_and_leaves_nothing) {
     r = bash(R"(cat "$1" | TMPDIR="$2" "$0" --pipeline gguf:gguf -i - -o -)",
              {tmp.path().string()});
     BOOST_TEST(r.exit_code == 0, r.err);
-    BOOST_TEST((r.out == bytes_of(sample())));
+    BOOST_TEST((r.out == bytes_of(sample_model())));
     // A redirected file is mapped where it is; the result is the same.
     r = cktest::run_ckhost_with_stdin({"--pipeline", "gguf:gguf", "-i", "-", "-o", "-"},
-                                      bytes_of(sample()));
+                                      bytes_of(sample_model()));
     BOOST_TEST(r.exit_code == 0, r.err);
-    BOOST_TEST((r.out == bytes_of(sample())));
+    BOOST_TEST((r.out == bytes_of(sample_model())));
     BOOST_TEST(tmp.entries().empty());
 }
 
@@ -201,7 +204,7 @@ BOOST_AUTO_TEST_CASE(ctrl_c_or_sigkill_while_spooling_leaves_nothing) {
         const pid_t pid = cktest::spawn_ckhost(
             {"--pipeline", "gguf:gguf", "-i", "-", "-o", (out / "o.gguf").string()}, fifo.string(),
             "/dev/null", "/dev/null");
-        const auto head = cktest::read_file(sample());
+        const auto head = cktest::read_file(sample_model());
         BOOST_TEST_REQUIRE(::write(fd, head.data(), 100000) == 100000);
         std::this_thread::sleep_for(std::chrono::milliseconds(300));
         ::kill(pid, sig);
@@ -215,15 +218,15 @@ BOOST_AUTO_TEST_CASE(ctrl_c_or_sigkill_while_spooling_leaves_nothing) {
 // `./-` (any path that is not exactly '-') is a file called '-', for input and output.
 BOOST_AUTO_TEST_CASE(a_path_ending_in_dash_is_a_file) {
     cktest::TempDir dir;
-    auto r =
-        cktest::run_ckhost({"--pipeline", "gguf:gguf", "-i", sample(), "-o", (dir / "-").string()});
+    auto r = cktest::run_ckhost(
+        {"--pipeline", "gguf:gguf", "-i", sample_model(), "-o", (dir / "-").string()});
     BOOST_TEST(r.exit_code == 0, r.err);
     BOOST_TEST(r.out.empty());
-    BOOST_TEST(cktest::files_equal(sample(), dir / "-"));
+    BOOST_TEST(cktest::files_equal(sample_model(), dir / "-"));
     r = cktest::run_ckhost(
         {"--pipeline", "gguf:gguf", "-i", (dir / "-").string(), "-o", (dir / "b.gguf").string()});
     BOOST_TEST(r.exit_code == 0, r.err);
-    BOOST_TEST(cktest::files_equal(sample(), dir / "b.gguf"));
+    BOOST_TEST(cktest::files_equal(sample_model(), dir / "b.gguf"));
 }
 
 // A batch job's standard streams belong to the batch; inspect and verify take files only.
@@ -234,7 +237,7 @@ BOOST_AUTO_TEST_CASE(batch_inspect_and_verify_refuse_dash) {
     BOOST_TEST(r.exit_code == 2, r.err);
     BOOST_TEST(contains(r.err, "jobs.txt:1: a batch job cannot read standard input"), r.err);
     std::ofstream(dir / "jobs.json")
-        << R"([{"pipeline": "gguf:gguf", "input": ")" << sample() << R"(", "output": "-"}])";
+        << R"([{"pipeline": "gguf:gguf", "input": ")" << sample_model() << R"(", "output": "-"}])";
     r = cktest::run_ckhost({"batch", (dir / "jobs.json").string()});
     BOOST_TEST(r.exit_code == 2, r.err);
     BOOST_TEST(contains(r.err, "job 1: a batch job cannot write standard output"), r.err);

@@ -5,11 +5,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 extern char** environ;
 
@@ -64,6 +67,9 @@ fs::path examples_dir() {
 }
 fs::path test_plugin_dir() {
     return from_env("CKHOST_TEST_PLUGINS");
+}
+std::string sample_model() {
+    return (examples_dir() / "micro-llama-q4_k_m.gguf").string();
 }
 
 std::optional<fs::path> shared_data() {
@@ -154,6 +160,25 @@ std::vector<std::string> TempDir::entries() const {
     for (const auto& e : fs::recursive_directory_iterator(path_))
         names.push_back(fs::relative(e.path(), path_).string());
     return names;
+}
+
+fs::path wait_for_temporary(const fs::path& dir, const std::string& name) {
+    const std::string prefix = "." + name + ".ckhost-";
+    for (int i = 0; i < 1000; ++i) {
+        std::error_code ec;
+        for (const auto& e : fs::directory_iterator(dir, ec))
+            if (e.path().filename().string().starts_with(prefix)) return e.path();
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    BOOST_FAIL("no temporary file of " << name << " appeared in " << dir);
+    return {};
+}
+
+pid_t pid_of_temporary(const fs::path& temp) {
+    std::smatch m;
+    const std::string name = temp.filename().string();
+    BOOST_TEST_REQUIRE(std::regex_search(name, m, std::regex("\\.ckhost-([0-9]+)-")), name);
+    return static_cast<pid_t>(std::stol(m[1]));
 }
 
 std::vector<unsigned char> read_file(const fs::path& path) {

@@ -16,6 +16,8 @@ std::filesystem::path ckhost_binary();
 std::filesystem::path test_data();        // tests/data (committed)
 std::filesystem::path examples_dir();     // examples/
 std::filesystem::path test_plugin_dir();  // the test-only plugins built beside the suite
+// examples/micro-llama-q4_k_m.gguf: 1.3 MB, 21 tensors, Q4_K_M (what most CLI tests convert).
+std::string sample_model();
 // ../shared/testdata, or nullopt when it is not there (tests that need it are skipped).
 std::optional<std::filesystem::path> shared_data();
 bool have_shared_data();
@@ -77,6 +79,12 @@ class TempDir {
   private:
     std::filesystem::path path_;
 };
+
+// Waits (up to 10 s) for ckhost's temporary file of NAME (".NAME.ckhost-PID-HOST-XXXXXX") to
+// appear in `dir`, and returns its path; fails the test when none does.
+std::filesystem::path wait_for_temporary(const std::filesystem::path& dir, const std::string& name);
+// The process id in a temporary file's name.
+pid_t pid_of_temporary(const std::filesystem::path& temp);
 
 std::vector<unsigned char> read_file(const std::filesystem::path& path);
 void write_file(const std::filesystem::path& path, const std::vector<unsigned char>& bytes);
