@@ -7,9 +7,11 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -213,6 +215,25 @@ BOOST_AUTO_TEST_CASE(ctrl_c_or_sigkill_while_spooling_leaves_nothing) {
         BOOST_TEST(fs::is_empty(spool_dir));
         BOOST_TEST(out.entries().empty());
     }
+}
+
+// A terminal is neither where a model goes nor where one comes from (util-linux `script` gives
+// ckhost a pseudo-terminal for both streams).
+BOOST_AUTO_TEST_CASE(a_terminal_is_refused_as_either_stream) {
+    cktest::TempDir dir;
+    for (const std::string& args :
+         {"-i " + sample_model() + " -o -", "-i - -o " + (dir / "o.gguf").string()}) {
+        const std::string command = "script -qec \"" + cktest::ckhost_binary().string() +
+                                    " --pipeline gguf:gguf " + args + "\" /dev/null > " +
+                                    (dir / "tty.log").string() + " 2>&1";
+        BOOST_TEST(WEXITSTATUS(std::system(command.c_str())) == 2, args);
+        const auto log = cktest::read_file(dir / "tty.log");
+        const std::string text(log.begin(), log.end());
+        BOOST_TEST(contains(text, args.starts_with("-i -") ? "-i -: standard input is a terminal"
+                                                           : "-o -: standard output is a terminal"),
+                   text);
+    }
+    BOOST_TEST(dir.entries().size() == 1u);  // tty.log
 }
 
 // `./-` (any path that is not exactly '-') is a file called '-', for input and output.
