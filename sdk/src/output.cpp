@@ -30,6 +30,8 @@ namespace ck {
 namespace {
 
 constexpr std::size_t buffer_capacity = 4u << 20;
+// How much of a synced output is written before its write-back is started (write_out).
+constexpr std::uint64_t writeback_window = 8u << 20;
 
 Error io_error(const fs::path& path, const std::string& what) {
     return Error(what + ": " + std::strerror(errno), path.string());
@@ -117,7 +119,7 @@ void OutputFile::write(std::span<const std::byte> bytes) {
     // Large pieces go straight to the file in chunks, checking for Ctrl-C between them.
     while (bytes.size() >= buffer_capacity / 4) {
         const std::size_t n = std::min(bytes.size(), buffer_capacity);
-        write_all(fd_, bytes.data(), n, shown_name());
+        write_out(bytes.data(), n);
         bytes = bytes.subspan(n);
         throw_if_interrupted();
     }
@@ -156,9 +158,26 @@ void OutputFile::write_at(std::uint64_t offset, std::span<const std::byte> bytes
     }
 }
 
+void OutputFile::write_out(const std::byte* p, std::size_t n) {
+    const off_t start = sync_ && !streamed() ? ::lseek(fd_, 0, SEEK_CUR) : -1;
+    write_all(fd_, p, n, shown_name());
+    // A file that will be fsync'ed at commit has its write-back started as it grows, a window
+    // at a time, so that the disk works while the conversion runs and the fsync at commit finds
+    // little left to write (on a 667 MB output here: 0.37 s of fsync became 0.02 s).
+    // SYNC_FILE_RANGE_WRITE starts the write-out and returns without waiting for it (unless the
+    // device's queue is full). It is a hint: where a file system cannot, the fsync does it all.
+    if (start < 0) return;
+    const std::uint64_t from = static_cast<std::uint64_t>(start) / writeback_window;
+    const std::uint64_t to = (static_cast<std::uint64_t>(start) + n) / writeback_window;
+    if (to > from)
+        ::sync_file_range(fd_, static_cast<off_t>(from * writeback_window),
+                          static_cast<off_t>((to - from) * writeback_window),
+                          SYNC_FILE_RANGE_WRITE);
+}
+
 void OutputFile::flush() {
     if (buffer_.empty()) return;
-    write_all(fd_, buffer_.data(), buffer_.size(), shown_name());
+    write_out(buffer_.data(), buffer_.size());
     buffer_.clear();
 }
 

@@ -138,6 +138,36 @@ BOOST_AUTO_TEST_CASE(outputs_are_synced_before_their_rename_and_directories_afte
     BOOST_TEST(contains(r.err, "CKHOST_NO_SYNC=yes: expected 1 (skip fsync) or 0"), r.err);
 }
 
+// A synced output's write-back is started as it grows (sync_file_range, every 8 MiB), before
+// its fsync, so that the fsync at commit has little left to wait for; --no-sync starts none.
+BOOST_AUTO_TEST_CASE(write_back_starts_before_the_fsync) {
+    FaultInjection faults;
+    cktest::TempDir dir;
+    const fs::path target = dir / "f32.gguf";  // 8.4 MB: past one 8 MiB window
+    for (bool sync : {true, false}) {
+        std::vector<std::string> args = {
+            "--pipeline", "gguf:dequant[to=f32]:gguf", "-i", sample_model(), "-o", target.string(),
+            "--force"};
+        if (!sync) args.push_back("--no-sync");
+        auto r = cktest::run_ckhost(args);
+        BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+        const auto calls = faults.calls();
+        const auto started = std::find_if(calls.begin(), calls.end(), [](const std::string& l) {
+            return l.starts_with("sync_file_range ") && contains(l, "/.f32.gguf.ckhost-") &&
+                   l.ends_with(" 0 8388608");
+        });
+        if (!sync) {
+            BOOST_TEST((started == calls.end()), joined(calls));
+            continue;
+        }
+        BOOST_TEST_REQUIRE((started != calls.end()), joined(calls));
+        const std::string temp = started->substr(16, started->find(' ', 16) - 16);
+        BOOST_TEST(
+            index_of(calls, "fsync " + temp) > static_cast<std::size_t>(started - calls.begin()),
+            joined(calls));
+    }
+}
+
 // fsync reports what write() could not: a disk that is full (delayed allocation, thin
 // provisioning, NFS) or failing. Either is an error naming the output; nothing is renamed, the
 // temporary files and created directories go, and the file being replaced stays as it was.

@@ -1,9 +1,11 @@
-// A test-only LD_PRELOAD library: it sits between ckhost and the C library's fsync, rename and
-// renameat2, so that the durability tests can see the order of those calls and make fsync fail
-// the way a full or failing disk makes it fail, which no file system the tests can mount does on
-// demand (tmpfs and ext4 report ENOSPC at write(), not at fsync()). Inactive unless asked:
+// A test-only LD_PRELOAD library: it sits between ckhost and the C library's fsync,
+// sync_file_range, rename and renameat2, so that the durability tests can see the order of those
+// calls and make fsync fail the way a full or failing disk makes it fail, which no file system
+// the tests can mount does on demand (tmpfs and ext4 report ENOSPC at write(), not at fsync()).
+// Inactive unless asked:
 //
-//   CKFAULT_LOG=FILE            appends "fsync PATH" and "rename FROM TO" lines to FILE
+//   CKFAULT_LOG=FILE            appends "fsync PATH", "rename FROM TO" and
+//                               "sync_file_range PATH OFFSET LENGTH" lines to FILE
 //   CKFAULT_FSYNC_ERRNO=N       fsync of a descriptor whose path contains CKFAULT_FSYNC_MATCH
 //   CKFAULT_FSYNC_MATCH=TEXT    fails with errno N (the data is not synced);
 //   CKFAULT_FSYNC_DIRS=1        only when the descriptor is a directory
@@ -60,6 +62,15 @@ extern "C" __attribute__((visibility("default"))) int fsync(int fd) {
     }
     static const auto real = next<int (*)(int)>("fsync");
     return real(fd);
+}
+
+extern "C" __attribute__((visibility("default"))) int sync_file_range(int fd, off64_t offset,
+                                                                      off64_t length,
+                                                                      unsigned int flags) {
+    log_line("sync_file_range " + path_of(fd) + " " + std::to_string(offset) + " " +
+             std::to_string(length));
+    static const auto real = next<int (*)(int, off64_t, off64_t, unsigned int)>("sync_file_range");
+    return real(fd, offset, length, flags);
 }
 
 extern "C" __attribute__((visibility("default"))) int rename(const char* from, const char* to) {

@@ -58,6 +58,7 @@ class CK_SDK_API OutputFile {
     OutputFile(std::filesystem::path final_path, std::filesystem::path target,
                std::filesystem::path temp_path, int fd);
     void close();
+    void write_out(const std::byte* p, std::size_t n);  // to the descriptor, unbuffered
     void throw_if_finished() const;
     bool streamed() const noexcept { return temp_.empty(); }
     // What messages call the file: its final path, or "standard output".
