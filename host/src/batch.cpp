@@ -25,6 +25,7 @@
 #include "ck/context.hpp"
 #include "ck/enum_names.hpp"
 #include "ck/error.hpp"
+#include "ck/output.hpp"
 #include "exit_codes.hpp"
 #include "pipeline.hpp"
 
@@ -131,6 +132,7 @@ std::vector<std::string> job_command(const BatchSettings& settings, const BatchJ
                                      "--quiet",
                                      settings.force ? "--force" : "--update"};
     for (const auto& dir : settings.plugin_dirs) args.push_back("--plugin-dir=" + dir);
+    if (!settings.sync) args.push_back("--no-sync");
     if (!settings.isa.empty()) args.push_back("--isa=" + settings.isa);
     // The batch's threads shared between the jobs running at once, so that --jobs never
     // oversubscribes the machine: 8 threads and --jobs 3 give each job 2.
@@ -177,6 +179,11 @@ void run_job(const BatchSettings& settings, JobState& s) {
         s.status = signals_received ? Status::interrupted : Status::failed;
         s.message = std::string("ended by signal ") + std::to_string(child.signal) + " (" +
                     ::strsignal(child.signal) + ")";
+        // A job killed outright (SIGKILL: the out-of-memory killer, a scheduler's time limit)
+        // could not remove its temporary files. It has been waited for, so its files are
+        // certainly stale: remove them now rather than at the next run.
+        for (const ck::StaleTemporary& stale : ck::remove_stale_temporaries(s.outputs))
+            s.message += "; removed its temporary file " + stale.path.string();
         return;
     }
     s.exit_code = child.exit_code;
@@ -310,6 +317,10 @@ void print_text_report(std::ostream& out, const std::vector<JobState>& jobs,
         if (s.report.is_object() && s.report.contains("warnings"))
             for (const auto& w : s.report["warnings"])
                 if (w.is_string()) out << "     warning: " << w.get<std::string>() << "\n";
+        if (s.report.is_object() && s.report.contains("stale_temporaries_removed"))
+            for (const auto& stale : s.report["stale_temporaries_removed"])
+                out << "     removed stale temporary file " << stale.value("path", "")
+                    << " left by ckhost process " << stale.value("pid", 0L) << "\n";
     }
     out << jobs.size() << " jobs: " << counts.at(Status::ok) << " ok, "
         << counts.at(Status::skipped) << " skipped, " << counts.at(Status::failed) << " failed";

@@ -22,6 +22,7 @@ struct BatchSettings {
     std::string isa;
     unsigned threads = 1;          // the batch's threads, divided between its running jobs
     std::uint64_t max_memory = 0;  // the batch's --max-memory, divided the same way
+    bool sync = true;              // false: --no-sync
 };
 
 // Runs the batch and prints the summary (text or JSON) on `out`, one line per finished job on

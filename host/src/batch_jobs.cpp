@@ -13,6 +13,18 @@ namespace fs = std::filesystem;
 namespace ckhost {
 namespace {
 
+// Each job runs with its standard streams taken (stdin /dev/null, stdout the batch's report).
+void refuse_standard_streams(const Conversion& job, const std::string& where) {
+    if (job.input == "-")
+        throw ck::usage_error(where +
+                              ": a batch job cannot read standard input (./- for a file named "
+                              "'-')");
+    if (job.output == "-")
+        throw ck::usage_error(where +
+                              ": a batch job cannot write standard output (./- for a file "
+                              "named '-')");
+}
+
 std::vector<BatchJob> parse_text(std::string_view text, const std::string& source) {
     std::vector<BatchJob> jobs;
     std::istringstream lines{std::string(text)};
@@ -32,6 +44,7 @@ std::vector<BatchJob> parse_text(std::string_view text, const std::string& sourc
                                   std::to_string(fields.size()) + " field" +
                                   (fields.size() == 1 ? "" : "s"));
         jobs.push_back({{fields[0], fields[1], fields[2]}, where});
+        refuse_standard_streams(jobs.back(), where);
     }
     return jobs;
 }
@@ -64,6 +77,7 @@ std::vector<BatchJob> parse_json(std::string_view text, const std::string& sourc
         jobs.push_back({{item["pipeline"].get<std::string>(), item["input"].get<std::string>(),
                          item["output"].get<std::string>()},
                         where});
+        refuse_standard_streams(jobs.back(), where);
     }
     return jobs;
 }

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,7 @@
 #include "memory_budget.hpp"
 #include "pipeline.hpp"
 #include "plugins_command.hpp"
+#include "stdin_spool.hpp"
 #include "suggest.hpp"
 
 namespace po = boost::program_options;
@@ -48,8 +50,10 @@ const char* main_usage =
     "  ckhost batch jobs.txt --jobs 2      (jobs.txt: one 'PIPELINE INPUT OUTPUT' per line)\n"
     "\n"
     "Global options, before or after the command: --plugin-dir DIR (repeatable), --isa X,\n"
-    "--threads N, --max-memory SIZE, --quiet/-q, --json (e.g. ckhost --plugin-dir build plugins,\n"
-    "ckhost --json inspect F).\n"
+    "--threads N, --max-memory SIZE, --no-sync, --quiet/-q, --json (e.g. ckhost --plugin-dir\n"
+    "build plugins, ckhost --json inspect F).\n"
+    "-i - reads standard input; -o - writes standard output (writers that stream: gguf,\n"
+    "safetensors).\n"
     "Stage options go in brackets: gguf:repack[to=nf4,only=blk.*]:safetensors.\n"
     "Exit codes: 0 success, 1 input or conversion failed, 2 usage error, 3 plugin could not be\n"
     "loaded, 130 interrupted.\n";
@@ -59,6 +63,7 @@ struct Common {
     std::string isa;
     long long threads = -1;  // -1: not given (CKHOST_THREADS, else the CPUs this process may use)
     std::string max_memory;  // "": not given (CKHOST_MAX_MEMORY, else default_max_memory())
+    bool no_sync = false;    // false: not given (CKHOST_NO_SYNC, else sync)
     bool quiet = false;
     bool json = false;
     bool help = false;
@@ -75,8 +80,11 @@ po::options_description global_options(Common& c) {
         "worker threads (default: CKHOST_THREADS, else the CPUs this process may use)")(
         "max-memory", po::value(&c.max_memory),
         "bytes of tensors computed ahead of the writer, e.g. 2G (default: CKHOST_MAX_MEMORY, "
-        "else a quarter of RAM)")("quiet,q", po::bool_switch(&c.quiet),
-                                  "no progress, no warnings on stderr")(
+        "else a quarter of RAM)")(
+        "no-sync", po::bool_switch(&c.no_sync),
+        "do not fsync outputs before renaming them into place (scratch work; default: "
+        "CKHOST_NO_SYNC=1, else sync)")("quiet,q", po::bool_switch(&c.quiet),
+                                        "no progress, no warnings on stderr")(
         "json", po::bool_switch(&c.json), "machine-readable output on stdout");
     return d;
 }
@@ -163,6 +171,16 @@ std::uint64_t max_memory(const Common& c) {
                           ": expected a size such as 512M, 2G or 1.5T (at least 1 byte)");
 }
 
+// Whether outputs are fsync'ed before their rename: not with --no-sync or CKHOST_NO_SYNC=1.
+bool sync_outputs(const Common& c) {
+    if (c.no_sync) return false;
+    const char* env = std::getenv("CKHOST_NO_SYNC");
+    const std::string text = env ? env : "";
+    if (text.empty() || text == "0") return true;
+    if (text == "1") return false;
+    throw ck::usage_error("CKHOST_NO_SYNC=" + text + ": expected 1 (skip fsync) or 0");
+}
+
 // The global options that reach plugins through the environment (read once, when first used):
 // --isa sets CKHOST_ISA, --threads sets CKHOST_THREADS. Both must be set before any work.
 void apply_globals(const Common& c) {
@@ -182,7 +200,8 @@ void apply_globals(const Common& c) {
         throw ck::usage_error(std::string("CKHOST_THREADS=") + env +
                               ": expected a number from 1 to " + std::to_string(ck::max_threads));
     }
-    max_memory(c);  // refuse a malformed budget whatever the command
+    max_memory(c);    // refuse a malformed budget whatever the command
+    sync_outputs(c);  // and a malformed CKHOST_NO_SYNC
 }
 
 std::vector<fs::path> to_paths(const std::vector<std::string>& dirs) {
@@ -222,10 +241,11 @@ int convert_command(const std::vector<std::string>& args) {
     po::options_description d("convert options");
     d.add_options()("pipeline,p", po::value(&pipeline),
                     "READER[:TRANSFORM...]:WRITER, stage options in brackets")(
-        "input,i", po::value(&input), "input file")(
+        "input,i", po::value(&input), "input file, or - for standard input")(
         "output,o", po::value(&output),
-        "output file or directory (DIR/ for writers that make several files)")(
-        "dry-run,n", po::bool_switch(&dry_run), "print the plan and write nothing")(
+        "output file or directory (DIR/ for writers that make several files), or - for "
+        "standard output (writers that stream)")("dry-run,n", po::bool_switch(&dry_run),
+                                                 "print the plan and write nothing")(
         "force,f", po::bool_switch(&force), "overwrite existing outputs")(
         "update,u", po::bool_switch(&update),
         "do nothing when every output is newer than the input; else write, replacing older "
@@ -241,30 +261,58 @@ int convert_command(const std::vector<std::string>& args) {
     if (pipeline.empty()) throw ck::usage_error("missing --pipeline (e.g. --pipeline gguf:gguf)");
     if (input.empty()) throw ck::usage_error("missing input (-i FILE or the first argument)");
     if (output.empty()) throw ck::usage_error("missing output (-o PATH or the second argument)");
-    // '-' conventionally means a standard stream; silently making a file named '-' is not
-    // what anyone who types it wants.
-    if (input == "-")
+    // '-' is a standard stream (./- names a file called '-'). Standard input is spooled to a
+    // nameless temporary file (stdin_spool.hpp); standard output takes a writer that streams.
+    const bool from_stdin = input == "-";
+    const bool to_stdout = output == "-";
+    if (from_stdin && update)
         throw ck::usage_error(
-            "-i -: reading standard input is not supported; give a file path (./- for a file "
-            "named '-')");
-    if (output == "-")
-        throw ck::usage_error(
-            "-o -: writing to standard output is not supported; give a file path (./- for a "
-            "file named '-')");
+            "-i - with --update: standard input has no modification time to "
+            "compare the outputs with");
+    if (to_stdout && update)
+        throw ck::usage_error("-o - with --update: standard output is not a file to compare");
+    if (to_stdout && !dry_run) {
+        if (c.json)
+            throw ck::usage_error(
+                "-o - with --json: both would go to standard output; write the model to a file");
+        if (::isatty(STDOUT_FILENO))
+            throw ck::usage_error(
+                "-o -: standard output is a terminal; redirect it to a file or a pipe");
+    }
     apply_globals(c);
     const std::uint64_t budget = max_memory(c);
 
     ckhost::PluginRegistry registry(to_paths(c.plugin_dirs));
     ckhost::Pipeline p(registry, pipeline);
-    ckhost::ConvertSettings settings{{pipeline, input, output},
-                                     dry_run,
-                                     force,
-                                     update,
-                                     !c.quiet && !c.json && ::isatty(STDERR_FILENO),
-                                     c.json,
-                                     budget};
+    // Refused before standard input is read: spooling gigabytes first would be unkind.
+    if (to_stdout && !p.writer_streams()) {
+        std::vector<std::string> streaming;
+        for (const auto& name : registry.names_with(CK_STAGE_WRITER))
+            if (registry.get(name).descriptor->flags & CK_PLUGIN_FLAG_STREAMS)
+                streaming.push_back(name);
+        throw ck::usage_error("-o -: the writer '" + p.writer_name() +
+                              "' cannot write to standard output (it patches what it wrote, or "
+                              "writes several files); writers that can: " +
+                              (streaming.empty() ? "none found" : ckhost::join(streaming)));
+    }
+    ckhost::ConvertSettings settings;
+    static_cast<ckhost::Conversion&>(settings) = {pipeline, input, output};
+    settings.sync = sync_outputs(c);
+    if (!c.quiet)
+        settings.say = [](const std::string& line) { std::cerr << "ckhost: " << line << "\n"; };
+    settings.dry_run = dry_run;
+    settings.force = force;
+    settings.update = update;
+    settings.progress = !c.quiet && !c.json && ::isatty(STDERR_FILENO);
+    settings.checksums = c.json;
+    settings.max_memory = budget;
     std::signal(SIGINT, on_interrupt);
     std::signal(SIGTERM, on_interrupt);
+    // A reader that goes away (`| head`) is a write error naming standard output, not a silent
+    // death by SIGPIPE.
+    if (to_stdout) std::signal(SIGPIPE, SIG_IGN);
+    std::optional<ckhost::StdinSpool> spool;
+    if (from_stdin) settings.input_file = spool.emplace().path();
     auto result = p.run(settings);
     if (!c.quiet)
         for (const auto& w : registry.warnings()) std::cerr << "warning: " << w << "\n";
@@ -309,6 +357,10 @@ int inspect_command(const std::vector<std::string>& args, bool verify) {
         return ok;
     }
     if (file.empty()) throw ck::usage_error("missing FILE");
+    if (file == "-")
+        throw ck::usage_error(std::string(verify ? "verify" : "inspect") +
+                              " -: standard input is not supported here; give a file path (./- "
+                              "for a file named '-')");
     apply_globals(c);
     ckhost::PluginRegistry registry(to_paths(c.plugin_dirs));
     if (verify) return ckhost::run_verify(registry, file, c.json, data, std::cout, std::cerr);
@@ -372,6 +424,7 @@ int batch_command(const std::vector<std::string>& args) {
     settings.plugin_dirs = c.plugin_dirs;
     settings.isa = c.isa;
     settings.threads = ck::thread_count();
+    settings.sync = sync_outputs(c);
     settings.max_memory = max_memory(c);
     if (settings.max_memory == 0) settings.max_memory = ckhost::default_max_memory();
     ckhost::PluginRegistry registry(to_paths(c.plugin_dirs));

@@ -1,5 +1,8 @@
 #include "pipeline.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -12,6 +15,7 @@
 #include "ck/conventions/ckhost_keys.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/llama/file_type.hpp"
+#include "ck/mapped_file.hpp"
 #include "ck/parallel.hpp"
 #include "memory_budget.hpp"
 #include "plugin_call.hpp"
@@ -137,10 +141,11 @@ Pipeline::Pipeline(PluginRegistry& registry, const std::string& text) {
 
 Pipeline::~Pipeline() = default;
 
-void Pipeline::plan(const fs::path& input, const fs::path& output) {
+void Pipeline::plan(const fs::path& input, const fs::path& output, const std::string& input_name) {
     headers_.clear();
     Stage& first = *stages_.front();
     headers_.push_back(call_plugin(first.spec.name, [&] { return first.reader->open(input); }));
+    if (!input_name.empty()) headers_.back().source = input_name;
     for (std::size_t k = 1; k + 1 < stages_.size(); ++k) {
         Stage& s = *stages_[k];
         ck::ModelHeader planned =
@@ -450,17 +455,94 @@ bool outputs_up_to_date(const fs::path& input, const std::vector<fs::path>& outp
     return true;
 }
 
+const std::string& Pipeline::writer_name() const {
+    return stages_.back()->spec.name;
+}
+
+bool Pipeline::writer_streams() const {
+    return (stages_.back()->plugin->descriptor->flags & CK_PLUGIN_FLAG_STREAMS) != 0;
+}
+
+namespace {
+
+// What identifies the input between planning and commit: the file the path names, its size
+// and its modification time.
+struct FileIdentity {
+    dev_t device = 0;
+    ino_t inode = 0;
+    off_t size = 0;
+    timespec modified{};
+};
+
+std::optional<FileIdentity> identity_of(const fs::path& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+    return FileIdentity{st.st_dev, st.st_ino, st.st_size, st.st_mtim};
+}
+
+// The reader mapped the input when the conversion was planned, and a mapping outlives the
+// name: an input deleted or replaced (a newer download renamed over it) since then would still
+// convert, from the old bytes, into outputs that look newer than the new input (`--update` and
+// batches would then skip it for good). An input written in place without shrinking escapes the
+// SIGBUS guard the same way. So before commit the path must still name the same, unchanged file.
+void check_input_unchanged(const fs::path& input, const std::optional<FileIdentity>& before) {
+    const auto now = identity_of(input);
+    if (!before) return;
+    if (!now)
+        throw ck::Error("the file was removed while being read; nothing was written",
+                        input.string());
+    if (now->device != before->device || now->inode != before->inode || now->size != before->size ||
+        now->modified.tv_sec != before->modified.tv_sec ||
+        now->modified.tv_nsec != before->modified.tv_nsec)
+        throw ck::input_changed_error(input.string());
+}
+
+}  // namespace
+
 ConvertResult Pipeline::run(const ConvertSettings& settings) {
+    const bool to_stdout = settings.output == "-";
+    ck::OutputSet out(settings.force || settings.update);
+    out.set_sync(settings.sync);
+    if (to_stdout) out.stream_to(STDOUT_FILENO);
+    try {
+        return convert(settings, out);
+    } catch (const ck::Error& e) {
+        // Standard input's spool file is an implementation detail: call it what the user gave.
+        const ck::Error shown = settings.input_file && e.file() == settings.input_file->string()
+                                    ? e.with_file("standard input")
+                                    : e;
+        if (!out.stream_started()) throw shown;
+        // What went to standard output cannot be taken back; the exit status says it failed.
+        throw ck::Error(shown.message() +
+                            "; what standard output has received is not a complete "
+                            "conversion: discard it",
+                        shown.file(), shown.offset(), shown.subject(), shown.kind());
+    }
+}
+
+ConvertResult Pipeline::convert(const ConvertSettings& settings, ck::OutputSet& out) {
     auto started = std::chrono::steady_clock::now();
-    plan(settings.input, settings.output);
+    const bool to_stdout = settings.output == "-";
+    const fs::path& input = settings.input_file ? *settings.input_file : settings.input;
+    // Taken before the reader opens the file: a change between the two is then caught too.
+    const auto input_identity = identity_of(input);
+    plan(input, settings.output, settings.input_file ? "stdin" : "");
+    if (to_stdout && outputs_ != std::vector<fs::path>{"-"}) {
+        std::vector<std::string> names;
+        for (const auto& p : outputs_) names.push_back(p.string());
+        throw ck::usage_error("-o -: the writer '" + stages_.back()->spec.text + "' would write " +
+                              std::to_string(outputs_.size()) + " files (" + join(names) +
+                              "); standard output takes one");
+    }
     const bool up_to_date =
         settings.update && !settings.force && outputs_up_to_date(settings.input, outputs_);
-    ck::OutputSet out(settings.force || settings.update);
-    for (const auto& p : outputs_) out.check_target(p);
+    if (!to_stdout)
+        for (const auto& p : outputs_) out.check_target(p);
 
     json report = {{"command", "convert"},
                    {"pipeline", settings.pipeline},
                    {"input", settings.input.string()},
+                   {"sync", settings.sync},
                    {"dry_run", settings.dry_run},
                    {"up_to_date", up_to_date}};
     json stages = json::array();
@@ -477,6 +559,16 @@ ConvertResult Pipeline::run(const ConvertSettings& settings) {
     report["plan"] = plan_json();
 
     if (!settings.dry_run && !up_to_date) {
+        // Temporary files that a killed ckhost left beside these targets go first.
+        json removed = json::array();
+        if (!to_stdout)
+            for (const ck::StaleTemporary& stale : ck::remove_stale_temporaries(outputs_)) {
+                if (settings.say)
+                    settings.say("removed stale temporary file " + stale.path.string() +
+                                 " left by ckhost process " + std::to_string(stale.pid));
+                removed.push_back({{"path", stale.path.string()}, {"pid", stale.pid}});
+            }
+        if (!removed.empty()) report["stale_temporaries_removed"] = removed;
         inclusive_seconds_.assign(stages_.size(), 0.0);
         report["compute_ahead"] = stream(settings, out);
         // Each stage's own time, summed over the threads that called it: its calls minus the
@@ -485,8 +577,9 @@ ConvertResult Pipeline::run(const ConvertSettings& settings) {
         for (std::size_t k = 1; k + 1 < stages_.size(); ++k)
             report["stages"][k]["seconds"] = inclusive_seconds_[k] - inclusive_seconds_[k - 1];
         report["stages"].back()["seconds"] = inclusive_seconds_.back();
+        check_input_unchanged(input, input_identity);
         out.commit();
-        if (settings.checksums) {
+        if (settings.checksums && !to_stdout) {
             json checksums = json::object();
             for (const auto& p : outputs_) checksums[p.string()] = sha256_file(p);
             report["checksums"] = checksums;

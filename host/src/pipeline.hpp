@@ -5,9 +5,11 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,13 @@
 namespace ckhost {
 
 struct ConvertSettings : Conversion {
+    // Where the input's bytes are when `input` is "-" (standard input): its spool file
+    // (stdin_spool.hpp). Messages and the JSON report still call it standard input.
+    std::optional<std::filesystem::path> input_file;
+    // fsync each output before its rename and the directories after (--no-sync: false).
+    bool sync = true;
+    // Tells the user something as it happens (a stale temporary file removed); may be empty.
+    std::function<void(const std::string&)> say;
     bool dry_run = false;
     bool force = false;
     // Skip when every output exists and is newer than the input; otherwise write, replacing
@@ -50,11 +59,20 @@ class Pipeline {
     ~Pipeline();
 
     // Opens the input, plans every stage and prepares the writer; throws on any problem.
-    void plan(const std::filesystem::path& input, const std::filesystem::path& output);
+    // `input_name`, when given, replaces the input's path as the header's source (what
+    // writers name a directory destination's file after: "stdin" for standard input).
+    void plan(const std::filesystem::path& input, const std::filesystem::path& output,
+              const std::string& input_name = {});
     // Prints the plan (which tensor goes through which stage, dtype and bytes).
     void print_plan(std::ostream& out) const;
-    // Streams every tensor through the stages into atomically committed output files.
+    // Streams every tensor through the stages into atomically committed output files, or to
+    // standard output when the output is "-".
     ConvertResult run(const ConvertSettings& settings);
+
+    // The writer's stage name, and whether it declares that it can write to standard output
+    // (CK_PLUGIN_FLAG_STREAMS).
+    const std::string& writer_name() const;
+    bool writer_streams() const;
 
     const std::vector<std::filesystem::path>& outputs() const { return outputs_; }
     const ck::RecordingContext& context() const { return context_; }
@@ -71,6 +89,7 @@ class Pipeline {
     // Writes every tensor in the writer's order, computing ahead on the pool when allowed.
     nlohmann::json stream(const ConvertSettings& settings, ck::OutputSet& out);
     void compute(Item& item);
+    ConvertResult convert(const ConvertSettings& settings, ck::OutputSet& out);
     void refuse_unknown_ckhost_keys(const std::filesystem::path& input) const;
     nlohmann::json plan_json() const;
 

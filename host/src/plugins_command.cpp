@@ -26,7 +26,8 @@ int run_plugins(PluginRegistry& registry, bool as_json, std::ostream& out, std::
             item["version"] = d.version ? d.version : "";
             item["abi_version"] = d.abi_version;
             // Bits this ckhost does not know are ignored (a later SDK may define more).
-            item["flags"] = {{"concurrent", (d.flags & CK_PLUGIN_FLAG_CONCURRENT) != 0}};
+            item["flags"] = {{"concurrent", (d.flags & CK_PLUGIN_FLAG_CONCURRENT) != 0},
+                             {"streams", (d.flags & CK_PLUGIN_FLAG_STREAMS) != 0}};
             item["toolchain"] = toolchain_string(d.toolchain);
             item["summary"] = d.summary ? d.summary : "";
             json options = json::array();
@@ -82,6 +83,8 @@ int run_plugins(PluginRegistry& registry, bool as_json, std::ostream& out, std::
         if (item.contains("kernel_variant"))
             out << "  kernels: " << item["kernel_variant"].get<std::string>();
         out << "  concurrent: " << (item["flags"]["concurrent"].get<bool>() ? "yes" : "no");
+        // A writer that can write to standard output (-o -) says so.
+        if (item["flags"]["streams"].get<bool>()) out << "  streams: yes";
         out << "\n    " << item["summary"].get<std::string>() << "\n    "
             << item["path"].get<std::string>() << "\n";
         for (const auto& o : item["options"]) {

@@ -30,7 +30,7 @@ const ck_plugin_descriptor descriptor = ck::describe_plugin(
     {.probe = looks_like_gguf,
      .create_reader = ck::reader_factory<GgufReader>,
      .create_writer = create_gguf_writer,
-     .flags = CK_PLUGIN_FLAG_CONCURRENT});
+     .flags = CK_PLUGIN_FLAG_CONCURRENT | CK_PLUGIN_FLAG_STREAMS});
 
 }  // namespace
 

@@ -15,6 +15,6 @@ const ck_plugin_descriptor descriptor = ck::describe_plugin(
     {.probe = st::looks_like_safetensors,
      .create_reader = ck::reader_factory<st::SafetensorsReader>,
      .create_writer = ck::writer_factory<st::SafetensorsWriter>,
-     .flags = CK_PLUGIN_FLAG_CONCURRENT});
+     .flags = CK_PLUGIN_FLAG_CONCURRENT | CK_PLUGIN_FLAG_STREAMS});
 
 CK_PLUGIN_ENTRY(descriptor)

@@ -136,12 +136,17 @@ BOOST_AUTO_TEST_CASE(the_listing_shows_each_plugins_flags) {
         BOOST_TEST(by_name[name]["toolchain"].get<std::string>() == this_toolchain(), name);
     }
     BOOST_TEST(!by_name["testkit"]["flags"]["concurrent"].get<bool>());
+    // The writers that write one file front to back can write to standard output (-o -).
+    for (const char* name : {"gguf", "safetensors"})
+        BOOST_TEST(by_name[name]["flags"]["streams"].get<bool>(), name);
+    for (const char* name : {"bump", "gguflite", "testkit"})
+        BOOST_TEST(!by_name[name]["flags"]["streams"].get<bool>(), name);
 
     const std::string abi = "  ABI " + std::to_string(CK_PLUGIN_ABI_VERSION);
     auto text = cktest::run_ckhost({"plugins", "--plugin-dir", plugin_dir()});
-    BOOST_TEST(
-        contains(text.out, "gguf  (reader, writer)  version 1.0.0" + abi + "  concurrent: yes\n"),
-        text.out);
+    BOOST_TEST(contains(text.out, "gguf  (reader, writer)  version 1.0.0" + abi +
+                                      "  concurrent: yes  streams: yes\n"),
+               text.out);
     BOOST_TEST(
         contains(text.out, "testkit  (transform)  version 0.0.1" + abi + "  concurrent: no\n"),
         text.out);

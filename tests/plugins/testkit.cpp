@@ -1,18 +1,20 @@
 // A test-only transform: passes tensors through, and on request fails at tensor N (with a
 // ck::Error, a foreign std::exception, or a non-exception object), sleeps per tensor, or
-// truncates the pipeline's input file just before handing out tensor N, so the host's failure,
-// cleanup, Ctrl-C and changed-input paths can be exercised on real conversions. `retype`
-// changes tensor types as a third-party transform would, without touching general.file_type,
-// which the host must then keep true.
+// truncates, removes, replaces or rewrites in place the pipeline's input file just before
+// handing out tensor N, so the host's failure, cleanup, Ctrl-C and changed-input paths can be
+// exercised on real conversions. `retype` changes tensor types as a third-party transform
+// would, without touching general.file_type, which the host must then keep true.
 //
 // Built twice: `testkit` does not declare CK_PLUGIN_FLAG_CONCURRENT and fails loudly if the
 // host ever calls it from two threads at once; `testkit_concurrent` (TESTKIT_CONCURRENT)
 // declares the flag, so the same paths run with tensors computed ahead on the pool.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -34,6 +36,9 @@ class Testkit final : public ck::Transform {
           fail_in_plan_(o.get_bool("fail_in_plan", false)),
           truncate_at_(o.get_u64("truncate_at", UINT64_MAX)),
           truncate_to_(o.get_u64("truncate_to", 0)),
+          remove_at_(o.get_u64("remove_input_at", UINT64_MAX)),
+          replace_at_(o.get_u64("replace_input_at", UINT64_MAX)),
+          rewrite_at_(o.get_u64("rewrite_input_at", UINT64_MAX)),
           report_(o.get("report")),
           groups_(o.get("groups")),
           retype_(o.get("retype")),
@@ -102,6 +107,24 @@ class Testkit final : public ck::Transform {
         }
         if (index == truncate_at_ && ::truncate(source_.c_str(), static_cast<off_t>(truncate_to_)))
             throw ck::Error("testkit could not truncate its input", source_);
+        if (index == remove_at_ && ::unlink(source_.c_str()) != 0)
+            throw ck::Error("testkit could not remove its input", source_);
+        if (index == replace_at_) {
+            // A copy renamed over it: same bytes, another file (a re-download).
+            std::error_code ec;
+            std::filesystem::copy_file(source_, source_ + ".new", ec);
+            if (ec || ::rename((source_ + ".new").c_str(), source_.c_str()) != 0)
+                throw ck::Error("testkit could not replace its input", source_);
+        }
+        if (index == rewrite_at_) {
+            // Its first byte written again, unchanged: same size, new modification time.
+            const int fd = ::open(source_.c_str(), O_RDWR);
+            char byte = 0;
+            const bool done = fd >= 0 && ::pread(fd, &byte, 1, 0) == 1 && ::usleep(20000) == 0 &&
+                              ::pwrite(fd, &byte, 1, 0) == 1;
+            if (fd >= 0) ::close(fd);
+            if (!done) throw ck::Error("testkit could not rewrite its input", source_);
+        }
         if (retype_.empty() || !retyped_[index]) return upstream(index);
         const ck::TensorView in = upstream(index);
         const bool widen = retype_ == "bf16_to_f32";
@@ -127,6 +150,9 @@ class Testkit final : public ck::Transform {
     bool fail_in_plan_;
     std::uint64_t truncate_at_;
     std::uint64_t truncate_to_;
+    std::uint64_t remove_at_;
+    std::uint64_t replace_at_;
+    std::uint64_t rewrite_at_;
     std::string source_;
     std::string report_;
     std::string groups_;
@@ -145,6 +171,12 @@ const ck_option_descriptor options[] = {
     {"truncate_at", CK_STAGE_TRANSFORM, nullptr, nullptr,
      "truncate the input file before handing out tensor N"},
     {"truncate_to", CK_STAGE_TRANSFORM, "0", nullptr, "the size truncate_at leaves"},
+    {"remove_input_at", CK_STAGE_TRANSFORM, nullptr, nullptr,
+     "remove the input file before handing out tensor N"},
+    {"replace_input_at", CK_STAGE_TRANSFORM, nullptr, nullptr,
+     "rename a copy of the input over it before handing out tensor N"},
+    {"rewrite_input_at", CK_STAGE_TRANSFORM, nullptr, nullptr,
+     "write the input's first byte again (same size, new mtime) before tensor N"},
     {"report", CK_STAGE_TRANSFORM, nullptr, "garbage|valid", "report a JSON value from plan()"},
     {"groups", CK_STAGE_TRANSFORM, nullptr, "pairs|overlap|outside",
      "declare tensor groups: 0+1, 2+3, ... (pairs) or invalid ones"},

@@ -5,11 +5,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 extern char** environ;
 
@@ -68,6 +71,9 @@ fs::path sample_model() {
 fs::path test_plugin_dir() {
     return from_env("CKHOST_TEST_PLUGINS");
 }
+std::string sample_model() {
+    return (examples_dir() / "micro-llama-q4_k_m.gguf").string();
+}
 
 std::optional<fs::path> shared_data() {
     const char* v = std::getenv("CKHOST_SHARED_TESTDATA");
@@ -115,6 +121,23 @@ pid_t spawn_ckhost(const std::vector<std::string>& args) {
     return spawn(ckhost_binary(), args, "/dev/null", "/dev/null");
 }
 
+pid_t spawn_ckhost(const std::vector<std::string>& args, const std::string& input,
+                   const std::string& output, const std::string& error) {
+    return spawn(ckhost_binary(), args, output, error, input);
+}
+
+ScopedEnv::ScopedEnv(const std::string& name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name.c_str())) old_ = old;
+    ::setenv(name.c_str(), value.c_str(), 1);
+}
+
+ScopedEnv::~ScopedEnv() {
+    if (old_)
+        ::setenv(name_.c_str(), old_->c_str(), 1);
+    else
+        ::unsetenv(name_.c_str());
+}
+
 int wait_exit_code(pid_t pid) {
     int status = 0;
     while (waitpid(pid, &status, 0) < 0) {
@@ -140,6 +163,25 @@ std::vector<std::string> TempDir::entries() const {
     for (const auto& e : fs::recursive_directory_iterator(path_))
         names.push_back(fs::relative(e.path(), path_).string());
     return names;
+}
+
+fs::path wait_for_temporary(const fs::path& dir, const std::string& name) {
+    const std::string prefix = "." + name + ".ckhost-";
+    for (int i = 0; i < 1000; ++i) {
+        std::error_code ec;
+        for (const auto& e : fs::directory_iterator(dir, ec))
+            if (e.path().filename().string().starts_with(prefix)) return e.path();
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    BOOST_FAIL("no temporary file of " << name << " appeared in " << dir);
+    return {};
+}
+
+pid_t pid_of_temporary(const fs::path& temp) {
+    std::smatch m;
+    const std::string name = temp.filename().string();
+    BOOST_TEST_REQUIRE(std::regex_search(name, m, std::regex("\\.ckhost-([0-9]+)-")), name);
+    return static_cast<pid_t>(std::stol(m[1]));
 }
 
 std::vector<unsigned char> read_file(const fs::path& path) {

@@ -17,6 +17,8 @@ std::filesystem::path test_data();        // tests/data (committed)
 std::filesystem::path examples_dir();     // examples/
 std::filesystem::path sample_model();     // examples/micro-llama-q4_k_m.gguf (committed)
 std::filesystem::path test_plugin_dir();  // the test-only plugins built beside the suite
+// examples/micro-llama-q4_k_m.gguf: 1.3 MB, 21 tensors, Q4_K_M (what most CLI tests convert).
+std::string sample_model();
 // ../shared/testdata, or nullopt when it is not there (tests that need it are skipped).
 std::optional<std::filesystem::path> shared_data();
 bool have_shared_data();
@@ -44,7 +46,24 @@ RunResult run_ckhost_with_stdin(const std::vector<std::string>& args, const std:
 
 // Starts ckhost in the background with output discarded; returns its pid.
 pid_t spawn_ckhost(const std::vector<std::string>& args);
+// The same with standard input, output and error opened from these paths. (A FIFO for `input`
+// must already be open for writing: posix_spawn waits for the child, which waits for a writer.)
+pid_t spawn_ckhost(const std::vector<std::string>& args, const std::string& input,
+                   const std::string& output, const std::string& error);
 int wait_exit_code(pid_t pid);
+
+// Sets an environment variable (which children inherit) for the object's lifetime.
+class ScopedEnv {
+  public:
+    ScopedEnv(const std::string& name, const std::string& value);
+    ~ScopedEnv();
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+  private:
+    std::string name_;
+    std::optional<std::string> old_;
+};
 
 // A fresh empty directory, removed when the object goes away.
 class TempDir {
@@ -61,6 +80,12 @@ class TempDir {
   private:
     std::filesystem::path path_;
 };
+
+// Waits (up to 10 s) for ckhost's temporary file of NAME (".NAME.ckhost-PID-HOST-XXXXXX") to
+// appear in `dir`, and returns its path; fails the test when none does.
+std::filesystem::path wait_for_temporary(const std::filesystem::path& dir, const std::string& name);
+// The process id in a temporary file's name.
+pid_t pid_of_temporary(const std::filesystem::path& temp);
 
 std::vector<unsigned char> read_file(const std::filesystem::path& path);
 void write_file(const std::filesystem::path& path, const std::vector<unsigned char>& bytes);

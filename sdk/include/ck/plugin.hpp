@@ -118,6 +118,14 @@ enum ck_plugin_flag : std::uint64_t {
     // the writer writes (writers are always called from one thread, in order). Leave it unset
     // unless that is true: without it the host makes every call from one thread, in turn.
     CK_PLUGIN_FLAG_CONCURRENT = 1u,
+    // The writer writes one file front to back: it only appends (never OutputFile::write_at,
+    // never reads back what it wrote), so that file can go to a pipe as it is written
+    // (`-o -`). The host then hands prepare() the destination "-", requires outputs() to be
+    // exactly {"-"} (a writer that makes several files for some options, like gguf's split
+    // sets, is refused for those) and refuses write_at. Without the flag `-o -` is refused
+    // before anything is read. A bit a host does not know is ignored, so declaring it needs no
+    // new ABI version.
+    CK_PLUGIN_FLAG_STREAMS = 2u,
 };
 
 // What the plugin was compiled with; filled in by CK_PLUGIN_TOOLCHAIN, never by hand.
