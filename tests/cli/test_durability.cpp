@@ -87,7 +87,7 @@ BOOST_AUTO_TEST_CASE(outputs_are_synced_before_their_rename_and_directories_afte
     cktest::TempDir dir;
     const fs::path out = dir / "out";
     auto r = cktest::run_ckhost(
-        {"-q", "--pipeline", "gguf:headpack:bump", "-i", sample_model(), "-o", out.string() + "/"});
+        {"-q", "--pipeline", "gguf:headpack:bump", "-i", sample_model().string(), "-o", out.string() + "/"});
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
     const auto calls = faults.calls();
     std::size_t last_rename = 0, renames = 0;
@@ -115,7 +115,7 @@ BOOST_AUTO_TEST_CASE(outputs_are_synced_before_their_rename_and_directories_afte
         std::optional<cktest::ScopedEnv> env;
         std::vector<std::string> args = {
             "-q",           "--pipeline", "gguf:headpack:bump",     "-i",
-            sample_model(), "-o",         (other / "out/").string()};
+            sample_model().string(), "-o",         (other / "out/").string()};
         if (by_option)
             args.push_back("--no-sync");
         else
@@ -133,7 +133,7 @@ BOOST_AUTO_TEST_CASE(outputs_are_synced_before_their_rename_and_directories_afte
     }
     cktest::ScopedEnv bad("CKHOST_NO_SYNC", "yes");
     r = cktest::run_ckhost(
-        {"--pipeline", "gguf:gguf", "-i", sample_model(), "-o", (dir / "x").string()});
+        {"--pipeline", "gguf:gguf", "-i", sample_model().string(), "-o", (dir / "x").string()});
     BOOST_TEST(r.exit_code == 2, r.err);
     BOOST_TEST(contains(r.err, "CKHOST_NO_SYNC=yes: expected 1 (skip fsync) or 0"), r.err);
 }
@@ -146,7 +146,7 @@ BOOST_AUTO_TEST_CASE(write_back_starts_before_the_fsync) {
     const fs::path target = dir / "f32.gguf";  // 8.4 MB: past one 8 MiB window
     for (bool sync : {true, false}) {
         std::vector<std::string> args = {
-            "--pipeline", "gguf:dequant[to=f32]:gguf", "-i", sample_model(), "-o", target.string(),
+            "--pipeline", "gguf:dequant[to=f32]:gguf", "-i", sample_model().string(), "-o", target.string(),
             "--force"};
         if (!sync) args.push_back("--no-sync");
         auto r = cktest::run_ckhost(args);
@@ -181,23 +181,23 @@ BOOST_AUTO_TEST_CASE(a_failing_fsync_is_an_error_that_leaves_nothing) {
         const fs::path target = dir / "o.gguf";
         cktest::write_file(target, {'o', 'l', 'd'});
         auto r = cktest::run_ckhost(
-            {"--pipeline", "gguf:gguf", "-i", sample_model(), "-o", target.string(), "--force"});
+            {"--pipeline", "gguf:gguf", "-i", sample_model().string(), "-o", target.string(), "--force"});
         BOOST_TEST(r.exit_code == 1, r.err);
         BOOST_TEST(contains(r.err, "ckhost: error: " + target.string() + ": fsync failed: " + text),
                    r.err);
         BOOST_TEST(cktest::read_file(target).size() == 3u);
         BOOST_TEST(dir.entries().size() == 1u);
         // The main job's two files and the directory it made: all gone.
-        r = cktest::run_ckhost({"-q", "--pipeline", "gguf:headpack:bump", "-i", sample_model(),
+        r = cktest::run_ckhost({"-q", "--pipeline", "gguf:headpack:bump", "-i", sample_model().string(),
                                 "-o", (dir / "new" / "out/").string()});
         BOOST_TEST(r.exit_code == 1, r.err);
         BOOST_TEST(contains(r.err, ": fsync failed: " + std::string(text)), r.err);
         BOOST_TEST(dir.entries().size() == 1u);
         // --no-sync never calls fsync, so the same fault cannot stop it.
-        r = cktest::run_ckhost({"--no-sync", "--pipeline", "gguf:gguf", "-i", sample_model(), "-o",
+        r = cktest::run_ckhost({"--no-sync", "--pipeline", "gguf:gguf", "-i", sample_model().string(), "-o",
                                 target.string(), "--force"});
         BOOST_TEST(r.exit_code == 0, r.err);
-        BOOST_TEST(cktest::files_equal(sample_model(), target));
+        BOOST_TEST(cktest::files_equal(sample_model().string(), target));
     }
 }
 
@@ -212,13 +212,13 @@ BOOST_AUTO_TEST_CASE(a_failing_directory_fsync_is_reported) {
     cktest::ScopedEnv dirs("CKFAULT_FSYNC_DIRS", "1");
     cktest::ScopedEnv code("CKFAULT_FSYNC_ERRNO", std::to_string(EIO));
     auto r = cktest::run_ckhost(
-        {"--pipeline", "gguf:gguf", "-i", sample_model(), "-o", (out / "o.gguf").string()});
+        {"--pipeline", "gguf:gguf", "-i", sample_model().string(), "-o", (out / "o.gguf").string()});
     BOOST_TEST(r.exit_code == 1, r.err);
     BOOST_TEST(
         contains(r.err, out.string() + ": fsync of the directory failed (the outputs are in place "
                                        "but may not survive a crash): Input/output error"),
         r.err);
-    BOOST_TEST(cktest::files_equal(sample_model(), out / "o.gguf"));
+    BOOST_TEST(cktest::files_equal(sample_model().string(), out / "o.gguf"));
     BOOST_TEST(temporaries(out).empty());
 }
 
@@ -229,7 +229,7 @@ BOOST_AUTO_TEST_CASE(a_killed_runs_temporary_file_is_removed_by_the_next_run) {
     const fs::path target = dir / "o.gguf";
     const pid_t pid = cktest::spawn_ckhost({"--plugin-dir", cktest::test_plugin_dir().string(),
                                             "--pipeline", "gguf:testkit[sleep_ms=100]:gguf", "-i",
-                                            sample_model(), "-o", target.string()});
+                                            sample_model().string(), "-o", target.string()});
     const fs::path temp = cktest::wait_for_temporary(dir.path(), "o.gguf");
     BOOST_TEST(cktest::pid_of_temporary(temp) == pid);
     ::kill(pid, SIGKILL);
@@ -238,7 +238,7 @@ BOOST_AUTO_TEST_CASE(a_killed_runs_temporary_file_is_removed_by_the_next_run) {
     BOOST_TEST_REQUIRE(fs::exists(temp));
 
     auto r = cktest::run_ckhost(
-        {"--json", "--pipeline", "gguf:gguf", "-i", sample_model(), "-o", target.string()});
+        {"--json", "--pipeline", "gguf:gguf", "-i", sample_model().string(), "-o", target.string()});
     BOOST_TEST(r.exit_code == 0, r.err);
     BOOST_TEST(contains(r.err, "ckhost: removed stale temporary file " + temp.string() +
                                    " left by ckhost process " + std::to_string(pid) + "\n"),
@@ -246,7 +246,7 @@ BOOST_AUTO_TEST_CASE(a_killed_runs_temporary_file_is_removed_by_the_next_run) {
     const auto report = nlohmann::json::parse(r.out);
     BOOST_TEST(report["stale_temporaries_removed"][0]["path"].get<std::string>() == temp.string());
     BOOST_TEST(report["stale_temporaries_removed"][0]["pid"].get<long>() == pid);
-    BOOST_TEST(cktest::files_equal(sample_model(), target));
+    BOOST_TEST(cktest::files_equal(sample_model().string(), target));
     BOOST_TEST(dir.entries().size() == 1u);
 }
 
@@ -259,11 +259,11 @@ BOOST_AUTO_TEST_CASE(a_running_conversions_file_is_left_alone) {
     const fs::path first_err = dir.path().parent_path() / (dir.path().filename().string() + ".err");
     const pid_t first = cktest::spawn_ckhost(
         {"--plugin-dir", cktest::test_plugin_dir().string(), "--pipeline",
-         "gguf:testkit[sleep_ms=60]:gguf", "-i", sample_model(), "-o", target.string()},
+         "gguf:testkit[sleep_ms=60]:gguf", "-i", sample_model().string(), "-o", target.string()},
         "/dev/null", "/dev/null", first_err.string());
     const fs::path temp = cktest::wait_for_temporary(dir.path(), "o.gguf");
     auto r = cktest::run_ckhost(
-        {"--pipeline", "gguf:gguf", "-i", sample_model(), "-o", target.string(), "--force"});
+        {"--pipeline", "gguf:gguf", "-i", sample_model().string(), "-o", target.string(), "--force"});
     BOOST_TEST(r.exit_code == 0, r.err);
     BOOST_TEST(!contains(r.err, "removed"), r.err);
     BOOST_TEST(fs::exists(temp));
@@ -273,7 +273,7 @@ BOOST_AUTO_TEST_CASE(a_running_conversions_file_is_left_alone) {
     BOOST_TEST(contains(
         std::string(err.begin(), err.end()),
         target.string() + ": output file appeared while converting (use --force to overwrite)"));
-    BOOST_TEST(cktest::files_equal(sample_model(), target));
+    BOOST_TEST(cktest::files_equal(sample_model().string(), target));
     BOOST_TEST(dir.entries().size() == 1u);
 }
 
@@ -281,7 +281,7 @@ BOOST_AUTO_TEST_CASE(a_running_conversions_file_is_left_alone) {
 BOOST_AUTO_TEST_CASE(batch_passes_no_sync_to_its_jobs) {
     cktest::TempDir dir;
     std::ofstream(dir / "jobs.txt")
-        << "gguf:gguf " << sample_model() << " " << (dir / "a.gguf").string() << "\n";
+        << "gguf:gguf " << sample_model().string() << " " << (dir / "a.gguf").string() << "\n";
     for (bool sync : {false, true}) {
         std::vector<std::string> args = {"batch", (dir / "jobs.txt").string(), "--json", "--force"};
         if (!sync) args.push_back("--no-sync");

@@ -97,7 +97,7 @@ BOOST_AUTO_TEST_CASE(a_full_disk_is_a_clean_error) {
     };
 
     const fs::path target = disk / "o.gguf";
-    auto r = run({"--pipeline", "gguf:gguf", "-i", sample_model(), "-o", target.string()});
+    auto r = run({"--pipeline", "gguf:gguf", "-i", sample_model().string(), "-o", target.string()});
     BOOST_TEST(r.exit_code == 1, r.err);
     BOOST_TEST(contains(r.err, "ckhost: error: " + target.string() + ": write failed: " + reason),
                r.err);
@@ -105,14 +105,14 @@ BOOST_AUTO_TEST_CASE(a_full_disk_is_a_clean_error) {
 
     // Replacing a file: it stays as it was.
     cktest::write_file(disk / "keep.gguf", {'o', 'l', 'd'});
-    r = run({"--pipeline", "gguf:gguf", "-i", sample_model(), "-o", (disk / "keep.gguf").string(),
+    r = run({"--pipeline", "gguf:gguf", "-i", sample_model().string(), "-o", (disk / "keep.gguf").string(),
              "--force"});
     BOOST_TEST(r.exit_code == 1, r.err);
     BOOST_TEST(contains(r.err, (disk / "keep.gguf").string() + ": write failed: " + reason), r.err);
     BOOST_TEST(text_of(disk / "keep.gguf") == "old");
 
     // The main job: config.json fits, weights.bump does not; neither stays, nor does out/.
-    r = run({"-q", "--pipeline", "gguf:headpack:bump", "-i", sample_model(), "-o",
+    r = run({"-q", "--pipeline", "gguf:headpack:bump", "-i", sample_model().string(), "-o",
              (disk / "out/").string()});
     BOOST_TEST(r.exit_code == 1, r.err);
     BOOST_TEST(
@@ -135,7 +135,7 @@ BOOST_AUTO_TEST_CASE(an_unwritable_directory_is_a_clean_error) {
     cktest::write_file(locked / "keep.gguf", {'o', 'l', 'd'});
 
     // A path through a regular file cannot be written by anyone.
-    auto r = cktest::run_ckhost({"--pipeline", "gguf:gguf", "-i", sample_model(), "-o",
+    auto r = cktest::run_ckhost({"--pipeline", "gguf:gguf", "-i", sample_model().string(), "-o",
                                  (locked / "keep.gguf" / "o.gguf").string()});
     BOOST_TEST(r.exit_code == 1, r.err);
     BOOST_TEST(contains(r.err, (locked / "keep.gguf" / "o.gguf").string() +
@@ -185,7 +185,7 @@ BOOST_AUTO_TEST_CASE(an_unwritable_directory_is_a_clean_error) {
           Case{{"-q", "--pipeline", "gguf:headpack:bump", "-o", (locked / "out/").string()},
                (locked / "out").string() + ": cannot create directory: " + reason}}) {
         std::vector<std::string> args = c.args;
-        args.insert(args.end(), {"-i", sample_model()});
+        args.insert(args.end(), {"-i", sample_model().string()});
         r = cktest::run_ckhost(args);
         BOOST_TEST(r.exit_code == 1, r.err);
         BOOST_TEST(contains(r.err, "ckhost: error: " + c.message), r.err);
@@ -213,7 +213,7 @@ BOOST_AUTO_TEST_CASE(an_input_that_disappears_before_commit_is_a_clean_error) {
         for (const std::string writer : {"gguf", "headpack:bump"}) {
             cktest::TempDir in, out;
             const fs::path input = in / "m.gguf";
-            fs::copy_file(sample_model(), input);
+            fs::copy_file(sample_model().string(), input);
             cktest::write_file(out / "o.gguf", {'o', 'l', 'd'});
             const std::string pipeline = "gguf:testkit[" + c.option + "]:" + writer;
             const fs::path destination = writer == "gguf" ? out / "o.gguf" : out / "new/";
@@ -239,9 +239,9 @@ BOOST_AUTO_TEST_CASE(a_batch_job_killed_with_sigkill) {
     const fs::path out = dir / "out";
     fs::create_directory(out);
     std::ofstream(dir / "jobs.txt")
-        << "gguf:testkit[sleep_ms=100]:gguf " << sample_model() << " "
+        << "gguf:testkit[sleep_ms=100]:gguf " << sample_model().string() << " "
         << (out / "slow.gguf").string() << "\n"
-        << "gguf:gguf " << sample_model() << " " << (out / "fast.gguf").string() << "\n";
+        << "gguf:gguf " << sample_model().string() << " " << (out / "fast.gguf").string() << "\n";
     const std::vector<std::string> batch = {
         "batch",        (dir / "jobs.txt").string(),       "--jobs", "2", "--json",
         "--plugin-dir", cktest::test_plugin_dir().string()};
@@ -269,8 +269,8 @@ BOOST_AUTO_TEST_CASE(a_batch_job_killed_with_sigkill) {
     const auto again = nlohmann::json::parse(r.out);
     BOOST_TEST(again["jobs"][0]["status"].get<std::string>() == "ok");
     BOOST_TEST(again["jobs"][1]["status"].get<std::string>() == "skipped");
-    BOOST_TEST(cktest::files_equal(sample_model(), out / "slow.gguf"));
-    BOOST_TEST(cktest::files_equal(sample_model(), out / "fast.gguf"));
+    BOOST_TEST(cktest::files_equal(sample_model().string(), out / "slow.gguf"));
+    BOOST_TEST(cktest::files_equal(sample_model().string(), out / "fast.gguf"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

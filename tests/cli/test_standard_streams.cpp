@@ -33,7 +33,7 @@ std::string bytes_of(const fs::path& p) {
 // ckhost a pipe, not a file, on its standard input).
 cktest::RunResult bash(const std::string& script, const std::vector<std::string>& more = {}) {
     std::vector<std::string> args = {"-c", script, cktest::ckhost_binary().string(),
-                                     sample_model()};
+                                     sample_model().string()};
     args.insert(args.end(), more.begin(), more.end());
     return cktest::run_program("bash", args);
 }
@@ -50,9 +50,11 @@ BOOST_AUTO_TEST_CASE(o_dash_streams_what_a_file_would_hold) {
          {"gguf:gguf", "gguf:gguf[endian=big]", "gguf:dequant:safetensors"}) {
         const fs::path file = dir / "o.out";
         auto r = cktest::run_ckhost(
-            {"--pipeline", pipeline, "-i", sample_model(), "-o", file.string(), "--force"});
+            {"--pipeline", pipeline, "-i", sample_model().string(), "-o", file.string(), "--force"});
         BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
-        r = cktest::run_ckhost({"--pipeline", pipeline, "-i", sample_model(), "-o", "-"});
+        // -q: a conversion that changes the tensors notes general.file_type on stderr.
+        r = cktest::run_ckhost(
+            {"-q", "--pipeline", pipeline, "-i", sample_model().string(), "-o", "-"});
         BOOST_TEST(r.exit_code == 0, pipeline << ": " << r.err);
         BOOST_TEST(r.err.empty(), r.err);
         BOOST_TEST((r.out == bytes_of(file)), pipeline);
@@ -75,27 +77,27 @@ BOOST_AUTO_TEST_CASE(o_dash_is_refused_for_writers_that_patch_or_split) {
           Case{"gguf:dequant:gguflite", "the writer 'gguflite' cannot write to standard output"},
           Case{"gguf:gguf[split_max_tensors=5]",
                "-o -: the writer 'gguf[split_max_tensors=5]' would write 5 files"}}) {
-        auto r = cktest::run_ckhost({"--pipeline", c.pipeline, "-i", sample_model(), "-o", "-"});
+        auto r = cktest::run_ckhost({"--pipeline", c.pipeline, "-i", sample_model().string(), "-o", "-"});
         BOOST_TEST(r.exit_code == 2, c.pipeline << ": " << r.err);
         BOOST_TEST(contains(r.err, c.message), r.err);
         BOOST_TEST(r.out.empty());
         BOOST_TEST(!fs::exists(dash));
     }
     auto r =
-        cktest::run_ckhost({"--pipeline", "gguf:headpack:bump", "-i", sample_model(), "-o", "-"});
+        cktest::run_ckhost({"--pipeline", "gguf:headpack:bump", "-i", sample_model().string(), "-o", "-"});
     BOOST_TEST(contains(r.err, "writers that can: gguf, safetensors"), r.err);
     // --json would share standard output with the model; --update has no file to compare.
-    r = cktest::run_ckhost({"--json", "--pipeline", "gguf:gguf", "-i", sample_model(), "-o", "-"});
+    r = cktest::run_ckhost({"--json", "--pipeline", "gguf:gguf", "-i", sample_model().string(), "-o", "-"});
     BOOST_TEST(r.exit_code == 2, r.err);
     BOOST_TEST(contains(r.err, "-o - with --json"), r.err);
     BOOST_TEST(r.out.empty());
     r = cktest::run_ckhost(
-        {"--update", "--pipeline", "gguf:gguf", "-i", sample_model(), "-o", "-"});
+        {"--update", "--pipeline", "gguf:gguf", "-i", sample_model().string(), "-o", "-"});
     BOOST_TEST(r.exit_code == 2, r.err);
     BOOST_TEST(contains(r.err, "-o - with --update"), r.err);
     // --dry-run writes nothing, so it may name standard output.
     r = cktest::run_ckhost(
-        {"--dry-run", "--pipeline", "gguf:gguf", "-i", sample_model(), "-o", "-"});
+        {"--dry-run", "--pipeline", "gguf:gguf", "-i", sample_model().string(), "-o", "-"});
     BOOST_TEST(r.exit_code == 0, r.err);
     BOOST_TEST(contains(r.out, "output: -\n"), r.out);
 }
@@ -117,7 +119,7 @@ BOOST_AUTO_TEST_CASE(a_failure_after_streaming_began_says_the_stream_is_incomple
     auto r = cktest::run_program(
         "bash",
         {"-c", R"("$0" --plugin-dir "$2" --pipeline "$3" -i "$1" -o - > "$4")",
-         cktest::ckhost_binary().string(), sample_model(), cktest::test_plugin_dir().string(),
+         cktest::ckhost_binary().string(), sample_model().string(), cktest::test_plugin_dir().string(),
          "gguf:dequant[to=f32]:testkit[fail_at=15]:gguf", (dir / "got").string()});
     BOOST_TEST(r.exit_code == 1, r.err);
     BOOST_TEST(contains(r.err,
@@ -127,7 +129,7 @@ BOOST_AUTO_TEST_CASE(a_failure_after_streaming_began_says_the_stream_is_incomple
     BOOST_TEST(fs::file_size(dir / "got") > 0u);
     // Failing before anything was sent says nothing of the kind.
     r = cktest::run_ckhost({"--plugin-dir", cktest::test_plugin_dir().string(), "--pipeline",
-                            "gguf:testkit[fail_at=0]:gguf", "-i", sample_model(), "-o", "-"});
+                            "gguf:testkit[fail_at=0]:gguf", "-i", sample_model().string(), "-o", "-"});
     BOOST_TEST(r.exit_code == 1, r.err);
     BOOST_TEST(!contains(r.err, "standard output"), r.err);
     BOOST_TEST(r.out.empty());
@@ -140,16 +142,16 @@ BOOST_AUTO_TEST_CASE(i_dash_reads_a_pipe_and_leaves_nothing) {
     auto r = bash(R"(cat "$1" | TMPDIR="$2" "$0" --pipeline gguf:gguf -i - -o "$3")",
                   {tmp.path().string(), (out / "copy.gguf").string()});
     BOOST_TEST(r.exit_code == 0, r.err);
-    BOOST_TEST(cktest::files_equal(sample_model(), out / "copy.gguf"));
+    BOOST_TEST(cktest::files_equal(sample_model().string(), out / "copy.gguf"));
     r = bash(R"(cat "$1" | TMPDIR="$2" "$0" --pipeline gguf:gguf -i - -o "$3")",
              {tmp.path().string(), (out / "dir/").string()});
     BOOST_TEST(r.exit_code == 0, r.err);
-    BOOST_TEST(cktest::files_equal(sample_model(), out / "dir" / "stdin.gguf"));
+    BOOST_TEST(cktest::files_equal(sample_model().string(), out / "dir" / "stdin.gguf"));
     // The main job from a pipe, against the same job from the file.
     r = bash(R"(cat "$1" | TMPDIR="$2" "$0" -q --pipeline gguf:headpack:bump -i - -o "$3")",
              {tmp.path().string(), (out / "piped/").string()});
     BOOST_TEST(r.exit_code == 0, r.err);
-    r = cktest::run_ckhost({"-q", "--pipeline", "gguf:headpack:bump", "-i", sample_model(), "-o",
+    r = cktest::run_ckhost({"-q", "--pipeline", "gguf:headpack:bump", "-i", sample_model().string(), "-o",
                             (out / "direct/").string()});
     BOOST_TEST(r.exit_code == 0, r.err);
     BOOST_TEST(
@@ -159,12 +161,12 @@ BOOST_AUTO_TEST_CASE(i_dash_reads_a_pipe_and_leaves_nothing) {
     r = bash(R"(cat "$1" | TMPDIR="$2" "$0" --pipeline gguf:gguf -i - -o -)",
              {tmp.path().string()});
     BOOST_TEST(r.exit_code == 0, r.err);
-    BOOST_TEST((r.out == bytes_of(sample_model())));
+    BOOST_TEST((r.out == bytes_of(sample_model().string())));
     // A redirected file is mapped where it is; the result is the same.
     r = cktest::run_ckhost_with_stdin({"--pipeline", "gguf:gguf", "-i", "-", "-o", "-"},
-                                      bytes_of(sample_model()));
+                                      bytes_of(sample_model().string()));
     BOOST_TEST(r.exit_code == 0, r.err);
-    BOOST_TEST((r.out == bytes_of(sample_model())));
+    BOOST_TEST((r.out == bytes_of(sample_model().string())));
     BOOST_TEST(tmp.entries().empty());
 }
 
@@ -206,7 +208,7 @@ BOOST_AUTO_TEST_CASE(ctrl_c_or_sigkill_while_spooling_leaves_nothing) {
         const pid_t pid = cktest::spawn_ckhost(
             {"--pipeline", "gguf:gguf", "-i", "-", "-o", (out / "o.gguf").string()}, fifo.string(),
             "/dev/null", "/dev/null");
-        const auto head = cktest::read_file(sample_model());
+        const auto head = cktest::read_file(sample_model().string());
         BOOST_TEST_REQUIRE(::write(fd, head.data(), 100000) == 100000);
         std::this_thread::sleep_for(std::chrono::milliseconds(300));
         ::kill(pid, sig);
@@ -222,7 +224,7 @@ BOOST_AUTO_TEST_CASE(ctrl_c_or_sigkill_while_spooling_leaves_nothing) {
 BOOST_AUTO_TEST_CASE(a_terminal_is_refused_as_either_stream) {
     cktest::TempDir dir;
     for (const std::string& args :
-         {"-i " + sample_model() + " -o -", "-i - -o " + (dir / "o.gguf").string()}) {
+         {"-i " + sample_model().string() + " -o -", "-i - -o " + (dir / "o.gguf").string()}) {
         const std::string command = "script -qec \"" + cktest::ckhost_binary().string() +
                                     " --pipeline gguf:gguf " + args + "\" /dev/null > " +
                                     (dir / "tty.log").string() + " 2>&1";
@@ -240,14 +242,14 @@ BOOST_AUTO_TEST_CASE(a_terminal_is_refused_as_either_stream) {
 BOOST_AUTO_TEST_CASE(a_path_ending_in_dash_is_a_file) {
     cktest::TempDir dir;
     auto r = cktest::run_ckhost(
-        {"--pipeline", "gguf:gguf", "-i", sample_model(), "-o", (dir / "-").string()});
+        {"--pipeline", "gguf:gguf", "-i", sample_model().string(), "-o", (dir / "-").string()});
     BOOST_TEST(r.exit_code == 0, r.err);
     BOOST_TEST(r.out.empty());
-    BOOST_TEST(cktest::files_equal(sample_model(), dir / "-"));
+    BOOST_TEST(cktest::files_equal(sample_model().string(), dir / "-"));
     r = cktest::run_ckhost(
         {"--pipeline", "gguf:gguf", "-i", (dir / "-").string(), "-o", (dir / "b.gguf").string()});
     BOOST_TEST(r.exit_code == 0, r.err);
-    BOOST_TEST(cktest::files_equal(sample_model(), dir / "b.gguf"));
+    BOOST_TEST(cktest::files_equal(sample_model().string(), dir / "b.gguf"));
 }
 
 // A batch job's standard streams belong to the batch; inspect and verify take files only.
@@ -258,7 +260,7 @@ BOOST_AUTO_TEST_CASE(batch_inspect_and_verify_refuse_dash) {
     BOOST_TEST(r.exit_code == 2, r.err);
     BOOST_TEST(contains(r.err, "jobs.txt:1: a batch job cannot read standard input"), r.err);
     std::ofstream(dir / "jobs.json")
-        << R"([{"pipeline": "gguf:gguf", "input": ")" << sample_model() << R"(", "output": "-"}])";
+        << R"([{"pipeline": "gguf:gguf", "input": ")" << sample_model().string() << R"(", "output": "-"}])";
     r = cktest::run_ckhost({"batch", (dir / "jobs.json").string()});
     BOOST_TEST(r.exit_code == 2, r.err);
     BOOST_TEST(contains(r.err, "job 1: a batch job cannot write standard output"), r.err);

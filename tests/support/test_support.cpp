@@ -71,9 +71,6 @@ fs::path sample_model() {
 fs::path test_plugin_dir() {
     return from_env("CKHOST_TEST_PLUGINS");
 }
-std::string sample_model() {
-    return (examples_dir() / "micro-llama-q4_k_m.gguf").string();
-}
 
 std::optional<fs::path> shared_data() {
     const char* v = std::getenv("CKHOST_SHARED_TESTDATA");

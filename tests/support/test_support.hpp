@@ -15,10 +15,9 @@ namespace cktest {
 std::filesystem::path ckhost_binary();
 std::filesystem::path test_data();        // tests/data (committed)
 std::filesystem::path examples_dir();     // examples/
-std::filesystem::path sample_model();     // examples/micro-llama-q4_k_m.gguf (committed)
 std::filesystem::path test_plugin_dir();  // the test-only plugins built beside the suite
 // examples/micro-llama-q4_k_m.gguf: 1.3 MB, 21 tensors, Q4_K_M (what most CLI tests convert).
-std::string sample_model();
+std::filesystem::path sample_model();
 // ../shared/testdata, or nullopt when it is not there (tests that need it are skipped).
 std::optional<std::filesystem::path> shared_data();
 bool have_shared_data();
