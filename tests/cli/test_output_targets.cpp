@@ -4,8 +4,12 @@
 // but a regular file is refused. (`-o -`, once a file named '-': test_standard_streams.cpp.)
 #include <boost/test/unit_test.hpp>
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include "test_support.hpp"
 
@@ -103,6 +107,37 @@ BOOST_AUTO_TEST_CASE(a_fifo_is_never_replaced) {
     BOOST_TEST(contains(r.err, "output is a FIFO"), r.err);
     BOOST_TEST(fs::is_fifo(dir / "pipe"));
     BOOST_TEST(dir.entries().size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_socket_is_never_replaced) {
+    cktest::TempDir dir;
+    const fs::path socket_path = dir / "s.gguf";
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    BOOST_TEST_REQUIRE(fd >= 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    BOOST_TEST_REQUIRE(socket_path.string().size() < sizeof(address.sun_path));
+    std::strcpy(address.sun_path, socket_path.c_str());
+    BOOST_TEST_REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
+    auto r = copy_to(socket_path, true);
+    ::close(fd);
+    BOOST_TEST(r.exit_code == 1, r.err);
+    BOOST_TEST(contains(r.err, socket_path.string() + ": output is a socket"), r.err);
+    BOOST_TEST(fs::is_socket(socket_path));
+    BOOST_TEST(dir.entries().size() == 1u);
+}
+
+// An existing directory is a destination, as for cp: the output goes inside it, named after
+// the input, and the directory itself is never replaced, with or without --force.
+BOOST_AUTO_TEST_CASE(a_directory_is_never_replaced) {
+    cktest::TempDir dir;
+    const fs::path store = dir / "store";
+    fs::create_directory(store);
+    auto r = copy_to(store, true);
+    BOOST_TEST(r.exit_code == 0, r.err);
+    BOOST_TEST(fs::is_directory(store));
+    BOOST_TEST(cktest::files_equal(sample(), store / "micro-llama-q4_k_m.gguf"));
+    BOOST_TEST(dir.entries().size() == 2u);  // the directory and the one file in it
 }
 
 BOOST_AUTO_TEST_SUITE_END()
