@@ -7,8 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
-#include <regex>
 #include <set>
 
 #include "ck/error.hpp"
@@ -120,9 +121,15 @@ BOOST_AUTO_TEST_CASE(temporary_names_carry_the_pid_and_the_host) {
     ck::OutputSet out(false);
     auto& f = out.create(dir / "model.bin");
     const std::string name = f.temp_path().filename().string();
-    const std::regex expected("\\.model\\.bin\\.ckhost-" + std::to_string(::getpid()) + "-" +
-                              host_name() + "-[A-Za-z0-9]{6}");
-    BOOST_TEST(std::regex_match(name, expected), name);
+    // Compared by hand, not with std::regex: GCC 12 warns falsely inside it when sanitizing.
+    const std::string prefix =
+        ".model.bin.ckhost-" + std::to_string(::getpid()) + "-" + host_name() + "-";
+    BOOST_TEST(name.starts_with(prefix), name);
+    const std::string suffix = name.substr(std::min(prefix.size(), name.size()));
+    BOOST_TEST(suffix.size() == 6u, name);
+    BOOST_TEST((std::all_of(suffix.begin(), suffix.end(),
+                            [](unsigned char c) { return std::isalnum(c) != 0; })),
+               name);
     BOOST_TEST(f.temp_path().parent_path() == dir.path());
 }
 
