@@ -48,6 +48,7 @@ class Dequant final : public ck::Transform {
     }
 
     ck::ModelHeader plan(const ck::ModelHeader& in) override {
+        filter_.check_matches(in, "dequant");
         ck::ModelHeader out = in;
         conversions_.assign(in.tensors.size(), std::nullopt);
         for (std::size_t i = 0; i < in.tensors.size(); ++i) {
