@@ -13,6 +13,7 @@
 
 #include "checksum.hpp"
 #include "ck/conventions/ckhost_keys.hpp"
+#include "ck/conventions/output_bytes.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/llama/file_type.hpp"
 #include "ck/mapped_file.hpp"
@@ -177,6 +178,17 @@ void Pipeline::plan(const fs::path& input, const fs::path& output, const std::st
         last.writer->prepare(headers_.back(), output);
         outputs_ = last.writer->outputs();
     });
+}
+
+std::vector<std::uint64_t> Pipeline::output_bytes() const {
+    std::vector<std::uint64_t> sizes;
+    for (const fs::path& p : outputs_) {
+        const auto it = context_.reports().find(
+            std::string(ck::conventions::output_bytes_report_prefix) + p.string());
+        if (it == context_.reports().end()) return {};
+        sizes.push_back(std::stoull(it->second));
+    }
+    return sizes;
 }
 
 void Pipeline::refuse_unknown_ckhost_keys(const fs::path& input) const {
@@ -408,10 +420,21 @@ json Pipeline::plan_json() const {
 
 void Pipeline::print_plan(std::ostream& out) const {
     json plan = plan_json();
+    // The files' sizes as the writer will write them (headers, padding, zero slots included)
+    // when it states them; otherwise the tensors' bytes, called what they are.
+    const std::vector<std::uint64_t> sizes = output_bytes();
     out << "plan: " << stages_.size() << " stages, " << headers_.back().tensors.size()
         << " tensors, " << human_bytes(headers_.front().total_bytes()) << " in, "
-        << human_bytes(headers_.back().total_bytes()) << " out\n";
-    for (const auto& p : outputs_) out << "output: " << p.string() << "\n";
+        << (sizes.empty()
+                ? human_bytes(headers_.back().total_bytes()) + " of tensor data out"
+                : human_bytes(std::accumulate(sizes.begin(), sizes.end(), std::uint64_t{0})) +
+                      " out (" + std::to_string(sizes.size()) +
+                      (sizes.size() == 1 ? " file)" : " files)"))
+        << "\n";
+    for (std::size_t i = 0; i < outputs_.size(); ++i)
+        out << "output: " << outputs_[i].string()
+            << (sizes.empty() ? std::string() : " (" + std::to_string(sizes[i]) + " bytes)")
+            << "\n";
     // Why a stage chose what it did, when it says: "<key>.why" reports (tensor -> text).
     std::map<std::string, std::vector<std::string>> whys;
     for (const auto& [key, value] : context_.reports())
@@ -552,7 +575,12 @@ ConvertResult Pipeline::convert(const ConvertSettings& settings, ck::OutputSet& 
     report["stages"] = stages;
     report["threads"] = ck::thread_count();
     report["bytes_in"] = headers_.front().total_bytes();
-    report["bytes_out"] = headers_.back().total_bytes();
+    // The bytes the outputs will hold when the writer states them (ck/conventions/
+    // output_bytes.hpp); otherwise the tensors' bytes.
+    const std::vector<std::uint64_t> sizes = output_bytes();
+    report["bytes_out"] = sizes.empty()
+                              ? headers_.back().total_bytes()
+                              : std::accumulate(sizes.begin(), sizes.end(), std::uint64_t{0});
     json outputs = json::array();
     for (const auto& p : outputs_) outputs.push_back(p.string());
     report["outputs"] = outputs;
@@ -591,7 +619,8 @@ ConvertResult Pipeline::convert(const ConvertSettings& settings, ck::OutputSet& 
     report["notes"] = context_.notes();
     json extra = json::object();
     for (const auto& [key, value] : context_.reports())
-        extra[key] = json::parse(value, nullptr, false);
+        if (!key.starts_with(ck::conventions::output_bytes_report_prefix))  // in bytes_out
+            extra[key] = json::parse(value, nullptr, false);
     report["reports"] = extra;
     return {report, context_.warnings(), context_.notes()};
 }

@@ -63,6 +63,9 @@ class Pipeline {
     // writers name a directory destination's file after: "stdin" for standard input).
     void plan(const std::filesystem::path& input, const std::filesystem::path& output,
               const std::string& input_name = {});
+    // The size of each output as its writer states it (ck/conventions/output_bytes.hpp), in
+    // outputs() order; empty when the writer did not state every one.
+    std::vector<std::uint64_t> output_bytes() const;
     // Prints the plan (which tensor goes through which stage, dtype and bytes).
     void print_plan(std::ostream& out) const;
     // Streams every tensor through the stages into atomically committed output files, or to

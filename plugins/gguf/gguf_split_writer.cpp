@@ -41,8 +41,11 @@ void GgufSplitWriter::prepare(const ModelHeader& header, const fs::path& destina
                   "{\"path\":" + support::json_string(shards_.back().path.string()) +
                   ",\"tensors\":" + n + "}";
     }
+    // Where the files go, said plainly: a name without .gguf is the set's prefix, as
+    // llama-gguf-split's output argument, not a directory (that is -o DIR/).
     context_.note("gguf: a split set of " + std::to_string(ranges.size()) + " files, with " +
-                  counts + " tensors");
+                  counts + " tensors: " + shards_.front().path.string() +
+                  (ranges.size() > 1 ? " to " + shards_.back().path.string() : std::string()));
     context_.report("gguf.split", "{\"shards\":[" + report + "]}");
 }
 
