@@ -18,6 +18,7 @@
 #include "ck/llama/file_type.hpp"
 #include "ck/mapped_file.hpp"
 #include "ck/parallel.hpp"
+#include "conversion_error.hpp"
 #include "memory_budget.hpp"
 #include "plugin_call.hpp"
 #include "progress.hpp"
@@ -100,7 +101,7 @@ std::string position_word(std::size_t i, std::size_t n) {
 
 }  // namespace
 
-Pipeline::Pipeline(PluginRegistry& registry, const std::string& text) {
+Pipeline::Pipeline(PluginRegistry& registry, const std::string& text) : registry_(registry) {
     auto specs = parse_pipeline(text);
     if (specs.size() < 2)
         throw ck::usage_error(
@@ -143,6 +144,46 @@ Pipeline::Pipeline(PluginRegistry& registry, const std::string& text) {
 Pipeline::~Pipeline() = default;
 
 void Pipeline::plan(const fs::path& input, const fs::path& output, const std::string& input_name) {
+    try {
+        plan_stages(input, output, input_name);
+    } catch (const ck::Error& e) {
+        if (e.kind() != ck::ErrorKind::input) throw;
+        // A stage's refusal names a tensor or key of the input, often without a file (a writer
+        // knows the tensor, not where it came from): say which file it is in.
+        const ck::Error named = e.file().empty() ? e.with_file(input.string()) : e;
+        throw ConversionError(named, {}, suggest_pipeline(input, output, input_name));
+    }
+}
+
+std::string Pipeline::suggest_pipeline(const fs::path& input, const fs::path& output,
+                                       const std::string& input_name) const {
+    if (std::any_of(stages_.begin(), stages_.end(),
+                    [](const auto& s) { return s->spec.name == "dequant"; }))
+        return "";
+    std::string text = stages_.front()->spec.text + ":dequant";
+    for (std::size_t k = 1; k < stages_.size(); ++k) text += ":" + stages_[k]->spec.text;
+    try {
+        Pipeline candidate(registry_, text);
+        candidate.plan_stages(input, output, input_name);
+    } catch (const ck::Error&) {
+        return "";  // no dequant plugin, or the pipeline fails for another reason too
+    }
+    return text;
+}
+
+std::vector<std::uint64_t> Pipeline::output_bytes() const {
+    std::vector<std::uint64_t> sizes;
+    for (const fs::path& p : outputs_) {
+        const auto it = context_.reports().find(
+            std::string(ck::conventions::output_bytes_report_prefix) + p.string());
+        if (it == context_.reports().end()) return {};
+        sizes.push_back(std::stoull(it->second));
+    }
+    return sizes;
+}
+
+void Pipeline::plan_stages(const fs::path& input, const fs::path& output,
+                           const std::string& input_name) {
     headers_.clear();
     Stage& first = *stages_.front();
     headers_.push_back(call_plugin(first.spec.name, [&] { return first.reader->open(input); }));
@@ -178,17 +219,6 @@ void Pipeline::plan(const fs::path& input, const fs::path& output, const std::st
         last.writer->prepare(headers_.back(), output);
         outputs_ = last.writer->outputs();
     });
-}
-
-std::vector<std::uint64_t> Pipeline::output_bytes() const {
-    std::vector<std::uint64_t> sizes;
-    for (const fs::path& p : outputs_) {
-        const auto it = context_.reports().find(
-            std::string(ck::conventions::output_bytes_report_prefix) + p.string());
-        if (it == context_.reports().end()) return {};
-        sizes.push_back(std::stoull(it->second));
-    }
-    return sizes;
 }
 
 void Pipeline::refuse_unknown_ckhost_keys(const fs::path& input) const {
@@ -534,12 +564,16 @@ ConvertResult Pipeline::run(const ConvertSettings& settings) {
         const ck::Error shown = settings.input_file && e.file() == settings.input_file->string()
                                     ? e.with_file("standard input")
                                     : e;
-        if (!out.stream_started()) throw shown;
+        const auto* failed = dynamic_cast<const ConversionError*>(&e);
+        const std::string suggestion = failed ? failed->suggestion() : "";
+        // The warnings given so far often explain the error: they go with it.
+        if (!out.stream_started()) throw ConversionError(shown, context_.warnings(), suggestion);
         // What went to standard output cannot be taken back; the exit status says it failed.
-        throw ck::Error(shown.message() +
-                            "; what standard output has received is not a complete "
-                            "conversion: discard it",
-                        shown.file(), shown.offset(), shown.subject(), shown.kind());
+        throw ConversionError(
+            ck::Error(shown.message() + "; what standard output has received is not a "
+                                        "complete conversion: discard it",
+                      shown.file(), shown.offset(), shown.subject(), shown.kind()),
+            context_.warnings(), suggestion);
     }
 }
 
