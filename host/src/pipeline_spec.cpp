@@ -63,7 +63,14 @@ std::size_t parse_options(StageSpec& stage, const std::string& text, std::size_t
         }
         const char c = text[pos];
         if (c == '\\' && pos + 1 < text.size() && escapable(text[pos + 1])) {
-            item += text[pos + 1];
+            // An escaped closer still closes a group the value opened: values written before
+            // groups existed (`str:[beta\]`, a chat template's `m['role'\]`) keep their meaning.
+            // Escaped, it is never an error and never ends the option or the stage.
+            const char e = text[pos + 1];
+            if ((e == ']' || e == '}') && !nested.empty() &&
+                text[nested.back()] == (e == ']' ? '[' : '{'))
+                nested.pop_back();
+            item += e;
             pos += 2;
             empty_body = false;
             continue;

@@ -77,6 +77,11 @@ BOOST_AUTO_TEST_CASE(globs_in_values_need_no_escapes) {
     BOOST_TEST(option(R"(a[k=x\,y\]z\\]:b)", 0, "k") == R"(x,y]z\)");
     BOOST_TEST(option(R"(a[k=str:a\[b\{c\}]:b)", 0, "k") == "str:a[b{c}");
     BOOST_TEST(option(R"(a[k=\d]:b)", 0, "k") == R"(\d)");
+    // An escaped closer closes a group the value opened, so values written before groups
+    // existed keep their meaning.
+    BOOST_TEST(option(R"(a[k=str:x\, [y\] \\o/ a=b:c]:b)", 0, "k") == R"(str:x, [y] \o/ a=b:c)");
+    BOOST_TEST(option(R"(a[k=str:{{ m['role'\] }}\, {% x %}]:b)", 0, "k") ==
+               "str:{{ m['role'] }}, {% x %}");
 }
 
 BOOST_AUTO_TEST_CASE(unpaired_brackets_and_braces_are_usage_errors) {
