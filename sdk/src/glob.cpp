@@ -166,8 +166,11 @@ bool Glob::matches(std::string_view name) const {
 std::size_t Glob::distance(std::string_view name) const {
     if (matches(name)) return 0;
     std::size_t best = std::numeric_limits<std::size_t>::max();
-    for (const std::string& p : alternatives_)
-        best = std::min(best, token_distance(tokenize(p), name));
+    // Only for suggestions, after nothing matched: the first alternatives are enough, and the
+    // cost stays bounded for a pattern with thousands of them.
+    const std::size_t considered = std::min<std::size_t>(alternatives_.size(), 256);
+    for (std::size_t a = 0; a < considered; ++a)
+        best = std::min(best, token_distance(tokenize(alternatives_[a]), name));
     return best;
 }
 

@@ -25,6 +25,7 @@ class CK_SDK_API Glob {
     // matches): an edit distance in which `*` absorbs any run for free and `?` or a bracket
     // expression stands for one character. It ranks "closest names" for a pattern that matched
     // nothing, so a typo inside a wildcard pattern (`blk.*.fnn_*`) still finds `blk.0.ffn_up`.
+    // Only the first 256 alternatives count, which bounds the cost of a suggestion.
     std::size_t distance(std::string_view name) const;
 
     const std::string& pattern() const noexcept { return pattern_; }
