@@ -80,7 +80,7 @@ void GgufLiteWriter::prepare(const ModelHeader& header, const fs::path& destinat
     path_ = output_path(destination, header);
     metadata_ = header.metadata;
     plans_ = plan_tensors(header, rules_);
-    for (const std::string& w : rules_.unused_rules()) context_.warn(w);
+    for (const std::string& w : rules_.unused_rules(header)) context_.warn(w);
 
     std::vector<std::string> notes;
     std::string text;
