@@ -4,6 +4,9 @@
 
 #include <filesystem>
 
+#include "conversion_error.hpp"
+#include "pipeline.hpp"
+#include "plugin_registry.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -70,6 +73,30 @@ BOOST_AUTO_TEST_CASE(no_suggestion_when_none_plans) {
     BOOST_TEST(contains(r.err, "ckhost.repack"), r.err);
     BOOST_TEST(!contains(r.err, "suggestion"), r.err);
     BOOST_TEST(out.entries() == std::vector<std::string>{"o.gguf"});  // nothing under b/
+}
+
+// The same facts as fields of the error, in process: what the JSON report carries.
+BOOST_AUTO_TEST_CASE(the_error_carries_the_warnings_and_the_suggestion_as_fields) {
+    const std::string pipeline = "gguf:repack[to=nf4]:safetensors";
+    ckhost::PluginRegistry registry(
+        {cktest::ckhost_binary().parent_path().parent_path() / "lib" / "ckhost" / "plugins"});
+    ckhost::Pipeline p(registry, pipeline);
+    cktest::TempDir out;
+    ckhost::ConvertSettings settings;
+    static_cast<ckhost::Conversion&>(settings) = {pipeline, sample(), out / "m.safetensors"};
+    try {
+        p.run(settings);
+        BOOST_FAIL("the conversion succeeded");
+    } catch (const ckhost::ConversionError& e) {
+        BOOST_TEST((e.kind() == ck::ErrorKind::input));
+        BOOST_TEST(e.file() == sample());
+        BOOST_TEST(e.subject() == "tensor 'token_embd.weight'");
+        BOOST_TEST_REQUIRE(e.warnings().size() == 2u);
+        BOOST_TEST(contains(e.warnings()[0], "repack: 13 tensors stay as they are"),
+                   e.warnings()[0]);
+        BOOST_TEST(e.suggestion() == "gguf:dequant:repack[to=nf4]:safetensors");
+    }
+    BOOST_TEST(out.entries().empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()
