@@ -15,6 +15,7 @@
 #include "ck/cpu.hpp"
 #include "ck/error.hpp"
 #include "ck/parallel.hpp"
+#include "conversion_error.hpp"
 #include "exit_codes.hpp"
 #include "inspect.hpp"
 #include "memory_budget.hpp"
@@ -313,7 +314,17 @@ int convert_command(const std::vector<std::string>& args) {
     if (to_stdout) std::signal(SIGPIPE, SIG_IGN);
     std::optional<ckhost::StdinSpool> spool;
     if (from_stdin) settings.input_file = spool.emplace().path();
-    auto result = p.run(settings);
+    ckhost::ConvertResult result;
+    try {
+        result = p.run(settings);
+    } catch (const ckhost::ConversionError& e) {
+        // The warnings before a failure, in the order given, then (in main) the error.
+        if (!c.quiet) {
+            for (const auto& w : registry.warnings()) std::cerr << "warning: " << w << "\n";
+            for (const auto& w : e.warnings()) std::cerr << "warning: " << w << "\n";
+        }
+        throw;
+    }
     if (!c.quiet)
         for (const auto& w : registry.warnings()) std::cerr << "warning: " << w << "\n";
     if (!c.quiet)
@@ -484,6 +495,14 @@ int main(int argc, char** argv) {
         return dispatch(argc, argv);
     } catch (const ck::Error& e) {
         std::cerr << "ckhost: error: " << e.what() << "\n";
+        if (const auto* failed = dynamic_cast<const ckhost::ConversionError*>(&e);
+            failed && !failed->suggestion().empty()) {
+            std::string quoted = "'";  // for any shell: ' inside becomes '\''
+            for (char ch : failed->suggestion())
+                quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+            std::cerr << "ckhost: suggestion: --pipeline " << quoted
+                      << "' (it plans on the same input and output)\n";
+        }
         return ckhost::exit_code_for(e.kind());
     } catch (const std::exception& e) {
         std::cerr << "ckhost: error: " << e.what() << "\n";

@@ -13,10 +13,12 @@
 
 #include "checksum.hpp"
 #include "ck/conventions/ckhost_keys.hpp"
+#include "ck/conventions/output_bytes.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/llama/file_type.hpp"
 #include "ck/mapped_file.hpp"
 #include "ck/parallel.hpp"
+#include "conversion_error.hpp"
 #include "memory_budget.hpp"
 #include "plugin_call.hpp"
 #include "progress.hpp"
@@ -99,7 +101,7 @@ std::string position_word(std::size_t i, std::size_t n) {
 
 }  // namespace
 
-Pipeline::Pipeline(PluginRegistry& registry, const std::string& text) {
+Pipeline::Pipeline(PluginRegistry& registry, const std::string& text) : registry_(registry) {
     auto specs = parse_pipeline(text);
     if (specs.size() < 2)
         throw ck::usage_error(
@@ -142,6 +144,46 @@ Pipeline::Pipeline(PluginRegistry& registry, const std::string& text) {
 Pipeline::~Pipeline() = default;
 
 void Pipeline::plan(const fs::path& input, const fs::path& output, const std::string& input_name) {
+    try {
+        plan_stages(input, output, input_name);
+    } catch (const ck::Error& e) {
+        if (e.kind() != ck::ErrorKind::input) throw;
+        // A stage's refusal names a tensor or key of the input, often without a file (a writer
+        // knows the tensor, not where it came from): say which file it is in.
+        const ck::Error named = e.file().empty() ? e.with_file(input.string()) : e;
+        throw ConversionError(named, {}, suggest_pipeline(input, output, input_name));
+    }
+}
+
+std::string Pipeline::suggest_pipeline(const fs::path& input, const fs::path& output,
+                                       const std::string& input_name) const {
+    if (std::any_of(stages_.begin(), stages_.end(),
+                    [](const auto& s) { return s->spec.name == "dequant"; }))
+        return "";
+    std::string text = stages_.front()->spec.text + ":dequant";
+    for (std::size_t k = 1; k < stages_.size(); ++k) text += ":" + stages_[k]->spec.text;
+    try {
+        Pipeline candidate(registry_, text);
+        candidate.plan_stages(input, output, input_name);
+    } catch (const ck::Error&) {
+        return "";  // no dequant plugin, or the pipeline fails for another reason too
+    }
+    return text;
+}
+
+std::vector<std::uint64_t> Pipeline::output_bytes() const {
+    std::vector<std::uint64_t> sizes;
+    for (const fs::path& p : outputs_) {
+        const auto it = context_.reports().find(
+            std::string(ck::conventions::output_bytes_report_prefix) + p.string());
+        if (it == context_.reports().end()) return {};
+        sizes.push_back(std::stoull(it->second));
+    }
+    return sizes;
+}
+
+void Pipeline::plan_stages(const fs::path& input, const fs::path& output,
+                           const std::string& input_name) {
     headers_.clear();
     Stage& first = *stages_.front();
     headers_.push_back(call_plugin(first.spec.name, [&] { return first.reader->open(input); }));
@@ -408,10 +450,21 @@ json Pipeline::plan_json() const {
 
 void Pipeline::print_plan(std::ostream& out) const {
     json plan = plan_json();
+    // The files' sizes as the writer will write them (headers, padding, zero slots included)
+    // when it states them; otherwise the tensors' bytes, called what they are.
+    const std::vector<std::uint64_t> sizes = output_bytes();
     out << "plan: " << stages_.size() << " stages, " << headers_.back().tensors.size()
         << " tensors, " << human_bytes(headers_.front().total_bytes()) << " in, "
-        << human_bytes(headers_.back().total_bytes()) << " out\n";
-    for (const auto& p : outputs_) out << "output: " << p.string() << "\n";
+        << (sizes.empty()
+                ? human_bytes(headers_.back().total_bytes()) + " of tensor data out"
+                : human_bytes(std::accumulate(sizes.begin(), sizes.end(), std::uint64_t{0})) +
+                      " out (" + std::to_string(sizes.size()) +
+                      (sizes.size() == 1 ? " file)" : " files)"))
+        << "\n";
+    for (std::size_t i = 0; i < outputs_.size(); ++i)
+        out << "output: " << outputs_[i].string()
+            << (sizes.empty() ? std::string() : " (" + std::to_string(sizes[i]) + " bytes)")
+            << "\n";
     // Why a stage chose what it did, when it says: "<key>.why" reports (tensor -> text).
     std::map<std::string, std::vector<std::string>> whys;
     for (const auto& [key, value] : context_.reports())
@@ -511,12 +564,16 @@ ConvertResult Pipeline::run(const ConvertSettings& settings) {
         const ck::Error shown = settings.input_file && e.file() == settings.input_file->string()
                                     ? e.with_file("standard input")
                                     : e;
-        if (!out.stream_started()) throw shown;
+        const auto* failed = dynamic_cast<const ConversionError*>(&e);
+        const std::string suggestion = failed ? failed->suggestion() : "";
+        // The warnings given so far often explain the error: they go with it.
+        if (!out.stream_started()) throw ConversionError(shown, context_.warnings(), suggestion);
         // What went to standard output cannot be taken back; the exit status says it failed.
-        throw ck::Error(shown.message() +
-                            "; what standard output has received is not a complete "
-                            "conversion: discard it",
-                        shown.file(), shown.offset(), shown.subject(), shown.kind());
+        throw ConversionError(
+            ck::Error(shown.message() + "; what standard output has received is not a "
+                                        "complete conversion: discard it",
+                      shown.file(), shown.offset(), shown.subject(), shown.kind()),
+            context_.warnings(), suggestion);
     }
 }
 
@@ -552,7 +609,12 @@ ConvertResult Pipeline::convert(const ConvertSettings& settings, ck::OutputSet& 
     report["stages"] = stages;
     report["threads"] = ck::thread_count();
     report["bytes_in"] = headers_.front().total_bytes();
-    report["bytes_out"] = headers_.back().total_bytes();
+    // The bytes the outputs will hold when the writer states them (ck/conventions/
+    // output_bytes.hpp); otherwise the tensors' bytes.
+    const std::vector<std::uint64_t> sizes = output_bytes();
+    report["bytes_out"] = sizes.empty()
+                              ? headers_.back().total_bytes()
+                              : std::accumulate(sizes.begin(), sizes.end(), std::uint64_t{0});
     json outputs = json::array();
     for (const auto& p : outputs_) outputs.push_back(p.string());
     report["outputs"] = outputs;
@@ -591,7 +653,8 @@ ConvertResult Pipeline::convert(const ConvertSettings& settings, ck::OutputSet& 
     report["notes"] = context_.notes();
     json extra = json::object();
     for (const auto& [key, value] : context_.reports())
-        extra[key] = json::parse(value, nullptr, false);
+        if (!key.starts_with(ck::conventions::output_bytes_report_prefix))  // in bytes_out
+            extra[key] = json::parse(value, nullptr, false);
     report["reports"] = extra;
     return {report, context_.warnings(), context_.notes()};
 }

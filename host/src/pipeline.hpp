@@ -58,11 +58,23 @@ class Pipeline {
     Pipeline(PluginRegistry& registry, const std::string& text);
     ~Pipeline();
 
-    // Opens the input, plans every stage and prepares the writer; throws on any problem.
+    // Opens the input, plans every stage and prepares the writer; throws on any problem, a
+    // stage's error without a file naming the input, as a ConversionError carrying a
+    // suggested pipeline when one plans (suggest_pipeline).
     // `input_name`, when given, replaces the input's path as the header's source (what
     // writers name a directory destination's file after: "stdin" for standard input).
     void plan(const std::filesystem::path& input, const std::filesystem::path& output,
               const std::string& input_name = {});
+    // After plan() failed with an input error: this pipeline with a `dequant` stage after the
+    // reader, when that pipeline plans on the same files (a writer or transform that refused a
+    // quantized type then takes it: gguf:dequant:repack[to=nf4]:safetensors), else "". Plans
+    // only; nothing is written.
+    std::string suggest_pipeline(const std::filesystem::path& input,
+                                 const std::filesystem::path& output,
+                                 const std::string& input_name) const;
+    // The size of each output as its writer states it (ck/conventions/output_bytes.hpp), in
+    // outputs() order; empty when the writer did not state every one.
+    std::vector<std::uint64_t> output_bytes() const;
     // Prints the plan (which tensor goes through which stage, dtype and bytes).
     void print_plan(std::ostream& out) const;
     // Streams every tensor through the stages into atomically committed output files, or to
@@ -91,8 +103,12 @@ class Pipeline {
     void compute(Item& item);
     ConvertResult convert(const ConvertSettings& settings, ck::OutputSet& out);
     void refuse_unknown_ckhost_keys(const std::filesystem::path& input) const;
+    // plan() without the error's file and suggestion (what suggest_pipeline runs).
+    void plan_stages(const std::filesystem::path& input, const std::filesystem::path& output,
+                     const std::string& input_name);
     nlohmann::json plan_json() const;
 
+    PluginRegistry& registry_;
     ck::RecordingContext context_;
     std::vector<std::unique_ptr<Stage>> stages_;
     std::vector<ck::ModelHeader> headers_;  // headers_[k]: what stage k produced

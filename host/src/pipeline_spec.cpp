@@ -1,6 +1,7 @@
 #include "pipeline_spec.hpp"
 
 #include <cctype>
+#include <vector>
 
 #include "ck/error.hpp"
 
@@ -16,11 +17,12 @@ bool name_char(char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
 }
 
-// The characters a backslash escapes inside brackets: the two that would end a value, and the
-// backslash itself. Before any other character a backslash is kept as written, so a regular
-// expression's `\.` or `\d` needs no doubling.
+// The characters a backslash escapes inside brackets: those the grammar gives a meaning to (a
+// value ends at ',' or ']', brackets and braces nest) and the backslash itself. Before any
+// other character a backslash is kept as written, so a regular expression's `\.` or `\d`
+// needs no doubling.
 bool escapable(char c) {
-    return c == ',' || c == ']' || c == '\\';
+    return c == ',' || c == ']' || c == '[' || c == '{' || c == '}' || c == '\\';
 }
 
 void add_option(StageSpec& stage, const std::string& text, std::size_t item_pos,
@@ -35,21 +37,57 @@ void add_option(StageSpec& stage, const std::string& text, std::size_t item_pos,
 }
 
 // Parses the options of `name[...]` from the '[' at `open`; returns the position after ']'.
+// Inside a value, `[...]` and `{...}` nest and belong to the value, commas and all, so shell
+// globs (`blk.[01].attn_q*`, `blk.{0,1}.ffn_up.weight`) and regular expressions (`\d{1,3}`)
+// need no escapes; a ',' or ']' outside them ends the option or the stage.
 std::size_t parse_options(StageSpec& stage, const std::string& text, std::size_t open) {
     std::size_t pos = open + 1;
     std::size_t item_pos = pos;
     std::string item;
     bool empty_body = true;
+    std::vector<std::size_t> nested;  // positions of the value's '[' and '{' not closed yet
+    bool had_nested = false;
     while (true) {
-        if (pos == text.size()) syntax_error(text, open, "'[' without a closing ']'");
+        if (pos == text.size()) {
+            if (!nested.empty())
+                syntax_error(text, nested.back(),
+                             std::string("'") + text[nested.back()] +
+                                 "' is not closed (brackets and braces in a value must pair "
+                                 "up; write \\" +
+                                 text[nested.back()] + " for a literal one)");
+            syntax_error(text, open,
+                         had_nested ? "'[' without a closing ']' (brackets inside a value pair "
+                                      "up, so a ']' there closed one of them: is a '[' or '{' "
+                                      "of the value not closed?)"
+                                    : "'[' without a closing ']'");
+        }
         const char c = text[pos];
         if (c == '\\' && pos + 1 < text.size() && escapable(text[pos + 1])) {
-            item += text[pos + 1];
+            // An escaped closer still closes a group the value opened: values written before
+            // groups existed (`str:[beta\]`, a chat template's `m['role'\]`) keep their meaning.
+            // Escaped, it is never an error and never ends the option or the stage.
+            const char e = text[pos + 1];
+            if ((e == ']' || e == '}') && !nested.empty() &&
+                text[nested.back()] == (e == ']' ? '[' : '{'))
+                nested.pop_back();
+            item += e;
             pos += 2;
             empty_body = false;
             continue;
         }
-        if (c == ',' || c == ']') {
+        if (c == '[' || c == '{') {
+            nested.push_back(pos);
+            had_nested = true;
+        } else if ((c == ']' || c == '}') && !nested.empty()) {
+            const char opened = text[nested.back()];
+            if ((opened == '[') != (c == ']'))
+                syntax_error(text, nested.back(),
+                             std::string("'") + opened + "' is closed by '" + c +
+                                 "' at character " + std::to_string(pos + 1));
+            nested.pop_back();
+        } else if (c == '}') {
+            syntax_error(text, pos, "'}' without a '{' (write \\} for a literal one)");
+        } else if ((c == ',' || c == ']') && nested.empty()) {
             if (!item.empty())
                 add_option(stage, text, item_pos, item);
             else if (c == ',' || !empty_body)  // `name[]` is no options; `[a,]`, `[,a]` are not

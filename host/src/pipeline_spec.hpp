@@ -1,7 +1,9 @@
 // The pipeline grammar: `reader[:transform...]:writer`, each stage `name` or
-// `name[key=value,key=value]`. Inside the brackets `\,` `\]` and `\\` stand for `,` `]` and
-// `\`; a backslash before any other character is kept as written. Paths never go inside the
-// pipeline string (meta's set_file is the one exception).
+// `name[key=value,key=value]`. Inside a value, `[...]` and `{...}` pair up and belong to the
+// value, commas included (shell globs, regular expressions). `\,` `\]` `\[` `\{` `\}` and `\\`
+// stand for the character itself, outside the grammar; a backslash before any other character
+// is kept as written. Paths never go inside the pipeline string (meta's set_file is the one
+// exception).
 #pragma once
 
 #include <map>

@@ -1,15 +1,15 @@
-// "did you mean ...": the closest names to a misspelt one.
+// "did you mean ...": the closest names to a misspelt one (the SDK's ck::closest_names).
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "ck/suggest.hpp"
+
 namespace ckhost {
 
-// Candidates within a small edit distance of `word`, closest first.
-std::vector<std::string> closest_names(std::string_view word,
-                                       const std::vector<std::string>& candidates);
+using ck::closest_names;
 // "; did you mean 'x'?" or "" when nothing is close.
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 std::string join(const std::vector<std::string>& items, std::string_view separator = ", ");

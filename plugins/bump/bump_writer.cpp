@@ -46,7 +46,9 @@ class WaitForHasher {
 }  // namespace
 
 BumpWriter::BumpWriter(const Options& options, Context& context)
-    : context_(context), strict_(options.get_bool("strict", false)) {
+    : context_(context),
+      strict_(options.get_bool("strict", false)),
+      context_ok_(options.get_bool("context_ok", false)) {
     if (options.has("context")) {
         std::uint64_t n = options.get_u64("context", 0);
         if (n == 0 || n > std::numeric_limits<std::uint32_t>::max())
@@ -71,13 +73,23 @@ void BumpWriter::prepare(const ModelHeader& header, const fs::path& destination)
         throw;
     }
 
-    // `-o DIR/` (or an existing directory): DIR/weights.bump; otherwise the path as given.
-    bump_path_ = support::is_directory_destination(destination) ? destination / default_bump_name
-                                                                : destination;
+    check_position_embeddings();
+
+    // `-o DIR/`, an existing directory or a new path without .bump: DIR/weights.bump;
+    // otherwise (name.bump, an existing file) the path as given.
+    const bool new_directory = support::is_new_directory_destination(destination, ".bump");
+    bump_path_ = new_directory || support::is_directory_destination(destination)
+                     ? destination / default_bump_name
+                     : destination;
     config_path_ = config_override_ ? *config_override_ : bump_path_.parent_path() / config_name;
     if (config_path_.lexically_normal() == bump_path_.lexically_normal())
         throw usage_error("config.json and the bump file would be the same file: " +
                           bump_path_.string());
+    if (new_directory)
+        context_.note("bump: -o " + destination.string() +
+                      " does not exist and has no .bump extension: it is taken as a new "
+                      "directory, holding " +
+                      bump_path_.string() + " and " + config_path_.string());
 
     if (plan_.output_weight == OutputWeight::untied) {
         if (strict_)
@@ -94,11 +106,46 @@ void BumpWriter::prepare(const ModelHeader& header, const fs::path& destination)
                       " tensor(s) have no slot in bump v3 and are not written: " + names);
     }
 
+    conventions::report_output_bytes(context_, bump_path_, plan_.file_bytes);
+    conventions::report_output_bytes(context_, config_path_,
+                                     render_config_json(plan_.config).size());
+
     table_bytes_.assign(4, std::byte{0});
     boost::endian::endian_store<std::uint32_t, 4, boost::endian::order::little>(
         reinterpret_cast<unsigned char*>(table_bytes_.data()),
         static_cast<std::uint32_t>(plan_.dtype_table.size()));
     for (std::uint8_t code : plan_.dtype_table) table_bytes_.push_back(std::byte{code});
+}
+
+// bump v3 stores a learned position embedding slot of context x embed f32 that llama-family
+// models do not have: it is all zeros, and with a large context it can dwarf the model
+// (context=1000000 on the 1.3 MB sample: 1 GB of zeros). The plan says how large it is, and an
+// override that makes it larger than everything else is refused unless confirmed.
+void BumpWriter::check_position_embeddings() {
+    const auto pos = std::find_if(plan_.slots.begin(), plan_.slots.end(),
+                                  [](const Slot& s) { return s.role == SlotRole::pos_emb; });
+    if (pos == plan_.slots.end()) return;
+    const Geometry& g = plan_.geometry;
+    const std::uint64_t rest = plan_.file_bytes - pos->bytes;
+    const auto mib = [](std::uint64_t bytes) {
+        return std::to_string(bytes) + " bytes (" +
+               std::to_string((bytes * 10 + (1u << 19)) / (1u << 20) / 10) + "." +
+               std::to_string((bytes * 10 + (1u << 19)) / (1u << 20) % 10) + " MiB)";
+    };
+    const std::string what = "position embeddings: context " + std::to_string(g.context) + " x " +
+                             std::to_string(g.embed) + " f32 zeros = " + mib(pos->bytes);
+    context_.note("bump: " + what + (context_length_ ? " (context=" : " (") +
+                  (context_length_ ? std::to_string(*context_length_) + ")" : "the model's)"));
+    context_.report("bump.position_embeddings", nlohmann::json{{"context", g.context},
+                                                               {"embed", g.embed},
+                                                               {"bytes", pos->bytes},
+                                                               {"other_bytes", rest}}
+                                                    .dump());
+    if (context_length_ && pos->bytes > rest && !context_ok_)
+        throw usage_error("bump[context=" + std::to_string(*context_length_) + "]: the " + what +
+                          " would be more than the " + mib(rest) +
+                          " of everything else in the file; give context_ok=1 to write them "
+                          "anyway, or a smaller context");
 }
 
 std::vector<fs::path> BumpWriter::outputs() const {

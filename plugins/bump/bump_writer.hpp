@@ -9,6 +9,7 @@
 #include "bump_format.hpp"
 #include "bump_model.hpp"
 #include "ck/conventions/ckhost_keys.hpp"
+#include "ck/conventions/output_bytes.hpp"
 #include "ck/stage.hpp"
 #include "sha256_stream.hpp"
 
@@ -17,7 +18,8 @@ using namespace ck;
 
 class BumpWriter final : public Writer {
   public:
-    // Reads the options context=N, strict=1, config=PATH (usage errors for bad values).
+    // Reads the options context=N, context_ok=1, strict=1, config=PATH (usage errors for bad
+    // values).
     BumpWriter(const Options& options, Context& context);
 
     void prepare(const ModelHeader& header, const std::filesystem::path& destination) override;
@@ -38,10 +40,12 @@ class BumpWriter final : public Writer {
     void emit_zero_slots();  // the zero slots before the next tensor (or the end)
     void check_tied_output(const TensorView& token_embd);
     void report_untied(const std::string& reason);
+    void check_position_embeddings();
 
     Context& context_;
     std::optional<std::uint32_t> context_length_;
     bool strict_ = false;
+    bool context_ok_ = false;
     std::optional<std::filesystem::path> config_override_;
 
     ModelHeader header_;

@@ -13,6 +13,8 @@ using namespace ckplugin::bump;
 const ck_option_descriptor options[] = {
     {"context", CK_STAGE_WRITER, nullptr, nullptr,
      "context length N for the header and config.json (overrides <arch>.context_length)"},
+    {"context_ok", CK_STAGE_WRITER, "0", nullptr,
+     "write a context=N whose zero position embeddings outweigh the rest of the file"},
     {"strict", CK_STAGE_WRITER, "0", nullptr,
      "refuse an untied output.weight instead of dropping it with a warning"},
     {"config", CK_STAGE_WRITER, nullptr, nullptr,

@@ -34,13 +34,15 @@ constexpr std::size_t f32_chunk_elements = 1 << 20;
 
 struct Conversion {
     std::uint32_t from;
+    std::uint32_t to;
     std::uint64_t elements;
     std::string name;
 };
 
 class Dequant final : public ck::Transform {
   public:
-    explicit Dequant(const ck::Options& options) : filter_(options) {
+    Dequant(const ck::Options& options, ck::Context& context)
+        : filter_(options), context_(context) {
         const std::string to = options.get("to", "f32");
         target_ = to == "f16"    ? id(GgmlType::f16)
                   : to == "bf16" ? id(GgmlType::bf16)
@@ -48,11 +50,22 @@ class Dequant final : public ck::Transform {
     }
 
     ck::ModelHeader plan(const ck::ModelHeader& in) override {
+        filter_.check_matches(in, "dequant");
         ck::ModelHeader out = in;
         conversions_.assign(in.tensors.size(), std::nullopt);
+        std::vector<std::string> kept_f32;
         for (std::size_t i = 0; i < in.tensors.size(); ++i) {
             ck::TensorInfo& t = out.tensors[i];
-            if (!filter_.selects(t.name) || t.type == target_) continue;
+            if (!filter_.selects(t.name)) continue;
+            // llama.cpp's converters store 1-D tensors (norms, biases) in F32 whatever the
+            // output type: they are tiny, and F16 would round the norms every layer multiplies
+            // by. So do we, unless `only` names the tensor.
+            const std::uint32_t target =
+                target_ != id(GgmlType::f32) && t.ne.size() == 1 && !filter_.chosen_by_only(t.name)
+                    ? id(GgmlType::f32)
+                    : target_;
+            if (target != target_) kept_f32.push_back(t.name);
+            if (t.type == target) continue;
             const ck::TypeInfo* info = ck::find_type(t.type);
             // Integer and f64 tensors are not weights to dequantize: they pass through.
             if (info && !info->removed && !info->quantized && !info->dequantizable) continue;
@@ -61,10 +74,14 @@ class Dequant final : public ck::Transform {
                     "cannot dequantize type " + std::string(ck::type_name(t.type)) +
                         (info && !info->removed ? " (ggml has no dequantizer for it)" : ""),
                     in.source, {}, "tensor '" + t.name + "'");
-            conversions_[i] = Conversion{t.type, t.elements(), t.name};
-            t.type = target_;
-            t.nbytes = *ck::tensor_bytes(target_, t.ne);
+            conversions_[i] = Conversion{t.type, target, t.elements(), t.name};
+            t.type = target;
+            t.nbytes = *ck::tensor_bytes(target, t.ne);
         }
+        if (!kept_f32.empty())
+            context_.note("dequant: " + std::to_string(kept_f32.size()) +
+                          " 1-D tensor(s) (norms, biases) stay in f32, as llama.cpp's converters "
+                          "store them; name them with only= to convert them too");
         return out;
     }
 
@@ -83,20 +100,20 @@ class Dequant final : public ck::Transform {
         ck::support::check_tensor_bytes(in, expected, c.name, from.name);
         // 64-byte aligned: large f32 outputs then take the kernels' streaming-store path.
         ck::TensorAllocation buffer =
-            ck::TensorView::allocate(c.elements * (target_ == id(GgmlType::f32) ? 4 : 2));
+            ck::TensorView::allocate(c.elements * (c.to == id(GgmlType::f32) ? 4 : 2));
         std::byte* out = buffer.bytes.data();
         ck::TensorView view = std::move(buffer.view);
         const std::byte* src = in.bytes().data();
         // Whole blocks per pool item (the split depends on the type only), each converted
         // through a small f32 buffer when the target is 16-bit.
         const std::size_t per_item =
-            target_ == id(GgmlType::f32) ? f32_chunk_elements : chunk_elements;
+            c.to == id(GgmlType::f32) ? f32_chunk_elements : chunk_elements;
         const std::size_t step =
             std::max<std::size_t>(per_item / from.block_size, 1) * from.block_size;
         auto* dst16 = reinterpret_cast<std::uint16_t*>(out);
         auto* dst32 = reinterpret_cast<float*>(out);
-        const bool to_f32 = target_ == id(GgmlType::f32);
-        const bool to_f16 = target_ == id(GgmlType::f16);
+        const bool to_f32 = c.to == id(GgmlType::f32);
+        const bool to_f16 = c.to == id(GgmlType::f16);
         ck::parallel_chunks(c.elements, step, [&](std::size_t first, std::size_t end) {
             const std::size_t first_byte = first / from.block_size * from.block_bytes;
             const std::size_t n = end - first;
@@ -116,6 +133,7 @@ class Dequant final : public ck::Transform {
     }
 
     ck::TensorFilter filter_;
+    ck::Context& context_;
     std::uint32_t target_;
     std::vector<std::optional<Conversion>> conversions_;
 };

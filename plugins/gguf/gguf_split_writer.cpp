@@ -2,6 +2,7 @@
 
 #include "ck/error.hpp"
 #include "ck/plugin.hpp"
+#include "ck/support/destination.hpp"
 #include "ck/support/json_string.hpp"
 #include "gguf_writer.hpp"
 
@@ -14,7 +15,11 @@ void GgufSplitWriter::prepare(const ModelHeader& header, const fs::path& destina
     // Every check a single file gets, on the whole model: a name in two shards is a duplicate.
     const ModelHeader model = storable_header(header);
     const std::vector<ShardRange> ranges = plan_shards(model.tensors, settings_);
-    const fs::path prefix = split_prefix(destination, header.source);
+    // A set is several files: a new -o PATH without .gguf is a directory for them (as for bump),
+    // not a prefix whose shards would land beside PATH.
+    const bool new_directory = support::is_new_directory_destination(destination, ".gguf");
+    const fs::path prefix = split_prefix(
+        new_directory ? fs::path(destination.native() + "/") : destination, header.source);
 
     shards_.clear();
     std::string counts, report;
@@ -41,8 +46,15 @@ void GgufSplitWriter::prepare(const ModelHeader& header, const fs::path& destina
                   "{\"path\":" + support::json_string(shards_.back().path.string()) +
                   ",\"tensors\":" + n + "}";
     }
+    if (new_directory)
+        context_.note("gguf: -o " + destination.string() +
+                      " does not exist and has no .gguf extension: it is taken as a new "
+                      "directory for the split set (for shards named " +
+                      destination.string() + "-00001-of-... give -o " + destination.string() +
+                      ".gguf)");
     context_.note("gguf: a split set of " + std::to_string(ranges.size()) + " files, with " +
-                  counts + " tensors");
+                  counts + " tensors: " + shards_.front().path.string() +
+                  (ranges.size() > 1 ? " to " + shards_.back().path.string() : std::string()));
     context_.report("gguf.split", "{\"shards\":[" + report + "]}");
 }
 

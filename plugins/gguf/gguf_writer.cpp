@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "ck/conventions/output_bytes.hpp"
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/support/destination.hpp"
@@ -136,6 +137,8 @@ void GgufWriter::prepare(const ModelHeader& header, const fs::path& destination)
     }
     if (order_ == ByteOrder::big) swap_header(preamble_, ByteOrder::little);
     preamble_.resize(align_up(preamble_.size(), alignment_), std::byte{0});
+    // Every tensor is padded to the alignment, the last one too (as ggml writes it).
+    conventions::report_output_bytes(context_, path_, preamble_.size() + offset);
 }
 
 void GgufWriter::begin(OutputSink& out) {

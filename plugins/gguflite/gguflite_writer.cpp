@@ -6,6 +6,7 @@
 #include <limits>
 #include <memory>
 
+#include "ck/conventions/output_bytes.hpp"
 #include "ck/error.hpp"
 #include "ck/kernels/float_convert.hpp"
 #include "ck/parallel.hpp"
@@ -79,7 +80,7 @@ void GgufLiteWriter::prepare(const ModelHeader& header, const fs::path& destinat
     path_ = output_path(destination, header);
     metadata_ = header.metadata;
     plans_ = plan_tensors(header, rules_);
-    for (const std::string& w : rules_.unused_rules()) context_.warn(w);
+    for (const std::string& w : rules_.unused_rules(header)) context_.warn(w);
 
     std::vector<std::string> notes;
     std::string text;
@@ -116,6 +117,7 @@ void GgufLiteWriter::prepare(const ModelHeader& header, const fs::path& destinat
     // The layout is fixed now, so the size table and the fallbacks are known even for
     // --dry-run.
     context_.report("gguflite.sizes", sizes_json(sizes_));
+    conventions::report_output_bytes(context_, path_, sizes_.total());
     context_.report("gguflite.fallbacks", fallbacks_json(plans_));
     std::size_t unexpected = 0;  // 1-D norms staying F32 is the normal case, not worth a warning
     for (const TensorPlan& p : plans_) unexpected += !p.fallback.empty() && p.dims.size() >= 2;

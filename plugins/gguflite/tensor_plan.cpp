@@ -1,7 +1,5 @@
 #include "tensor_plan.hpp"
 
-#include <fnmatch.h>
-
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -11,6 +9,7 @@
 
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
+#include "ck/suggest.hpp"
 #include "json_text.hpp"
 
 namespace ckplugin::gguflite {
@@ -57,7 +56,7 @@ SchemeRules::SchemeRules(const Options& options) {
         if (!d)
             throw usage_error("schemes=" + file_ + ": '" + pattern + "' maps to " + value.dump() +
                               ", expected one of q8, q4, f16, f32");
-        rules_.push_back({pattern, *d});
+        rules_.push_back({pattern, Glob(pattern), *d});
     }
 }
 
@@ -68,17 +67,23 @@ Dtype SchemeRules::scheme_for(const std::string& name) {
             return r.scheme;
         }
     for (Rule& r : rules_)
-        if (::fnmatch(r.pattern.c_str(), name.c_str(), 0) == 0) {
+        if (r.glob.matches(name)) {
             r.used = true;
             return r.scheme;
         }
     return scheme_;
 }
 
-std::vector<std::string> SchemeRules::unused_rules() const {
-    std::vector<std::string> out;
-    for (const Rule& r : rules_)
-        if (!r.used) out.push_back("schemes=" + file_ + ": '" + r.pattern + "' matches no tensor");
+std::vector<std::string> SchemeRules::unused_rules(const ModelHeader& header) const {
+    std::vector<std::string> out, names;
+    for (const TensorInfo& t : header.tensors) names.push_back(t.name);
+    for (const Rule& r : rules_) {
+        if (r.used) continue;
+        std::string closest;
+        for (const std::string& n : closest_matches(r.glob, names))
+            closest += (closest.empty() ? "; closest: '" : ", '") + n + "'";
+        out.push_back("schemes=" + file_ + ": '" + r.pattern + "' matches no tensor" + closest);
+    }
     return out;
 }
 

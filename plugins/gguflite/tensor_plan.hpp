@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ck/context.hpp"
+#include "ck/glob.hpp"
 #include "ck/model.hpp"
 #include "ck/options.hpp"
 #include "gguflite_format.hpp"
@@ -27,12 +28,14 @@ class SchemeRules {
     Dtype scheme_for(const std::string& name);
     Dtype default_scheme() const noexcept { return scheme_; }
     Dtype keep() const noexcept { return keep_; }
-    // Rules of the schemes file that matched no tensor (likely typos).
-    std::vector<std::string> unused_rules() const;
+    // Rules of the schemes file that matched none of `header`'s tensors (likely typos), each
+    // with the closest tensor names.
+    std::vector<std::string> unused_rules(const ModelHeader& header) const;
 
   private:
     struct Rule {
         std::string pattern;
+        Glob glob;  // the pattern as a shell glob: the same syntax as only=/skip=
         Dtype scheme;
         bool used = false;
     };

@@ -10,6 +10,8 @@
 
 #include "ck/conventions/repacked.hpp"
 #include "ck/error.hpp"
+#include "ck/glob.hpp"
+#include "ck/suggest.hpp"
 #include "ck/support/tensor_io.hpp"
 #include "ck/utf8.hpp"
 #include "meta_rules.hpp"
@@ -125,6 +127,7 @@ Meta::Meta(const Options& options, Context& context) : context_(context) {
             "special_token");
     del_ = options.get("del");
     if (options.has("del") && del_.empty()) refuse("del", {}, "expected del=KEY or del=GLOB");
+    if (!del_.empty()) Glob{del_};  // a malformed glob is a usage error before any file is read
     // A glob's literal start is enough to refuse `del=split.*` before the model is read; the
     // keys a wider glob matches are checked one by one in plan().
     if (!del_.empty()) check_editable("del", del_, true);
@@ -218,10 +221,19 @@ ModelHeader Meta::plan(const ModelHeader& in) {
 
 void Meta::delete_keys(Metadata& metadata, const std::string& file,
                        std::vector<std::string>& done) const {
-    std::vector<std::string> keys;
-    for (const auto& [key, value] : metadata)
-        if (::fnmatch(del_.c_str(), key.c_str(), 0) == 0) keys.push_back(key);
-    if (keys.empty()) refuse("del", key_subject(del_), "no key of the model matches", file);
+    // The same globs as only=/skip= ({a,b} included), and the same hint when nothing matches.
+    const Glob glob(del_);
+    std::vector<std::string> keys, all;
+    for (const auto& [key, value] : metadata) {
+        all.push_back(key);
+        if (glob.matches(key)) keys.push_back(key);
+    }
+    if (keys.empty())
+        refuse("del", key_subject(del_),
+               "no key of the model matches" +
+                   (all.empty() ? std::string()
+                                : "; closest: " + joined(closest_matches(glob, all), ", ")),
+               file);
     for (const std::string& key : keys) check_editable("del", key, true);
     for (const std::string& key : keys) metadata.erase(key);
     done.push_back(keys.size() == 1 && keys.front() == del_

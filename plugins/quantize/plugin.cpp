@@ -97,6 +97,7 @@ class Quantize final : public ck::Transform {
     }
 
     ck::ModelHeader plan(const ck::ModelHeader& in) override {
+        filter_.check_matches(in, "quantize");
         ck::ModelHeader out = in;
         jobs_.assign(in.tensors.size(), std::nullopt);
         std::vector<std::string> rules(in.tensors.size());

@@ -84,6 +84,7 @@ std::optional<SkipReason> RepackTransform::reason_to_skip(const TensorInfo& t,
 }
 
 ModelHeader RepackTransform::plan(const ModelHeader& in) {
+    filter_.check_matches(in, "repack");
     source_file_ = in.source;
     ModelHeader out = in;
     out.tensors.clear();

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ck/conventions/output_bytes.hpp"
 #include "ck/conventions/repacked.hpp"
 #include "ck/error.hpp"
 #include "ck/support/destination.hpp"
@@ -138,6 +139,7 @@ void SafetensorsWriter::prepare(const ModelHeader& header, const fs::path& desti
     boost::endian::endian_store<std::uint64_t, 8, boost::endian::order::little>(
         reinterpret_cast<unsigned char*>(preamble_.data()), text.size());
     preamble_ += text;
+    conventions::report_output_bytes(context_, path_, preamble_.size() + offset);
 }
 
 void SafetensorsWriter::begin(OutputSink& out) {

@@ -275,13 +275,15 @@ BOOST_AUTO_TEST_CASE(split_by_tensor_count) {
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
     check_split_set(sample(), out.path(), shard_names("set", 3), {8, 8, 5});
 
-    // -o without .gguf is the prefix itself, as llama-gguf-split's output argument; -o DIR/
-    // takes the input's name.
+    // A new -o without .gguf is a directory for the set, as for every writer of several files
+    // (issue 16), and a note says so; -o DIR/ takes the input's name.
     cktest::TempDir bare, dir;
     r = cktest::run_ckhost({"--pipeline", "gguf:gguf[split_max_tensors=8]", "-i", sample(), "-o",
                             (bare / "set").string()});
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
-    BOOST_TEST(file_names(bare.path()) == shard_names("set", 3));
+    BOOST_TEST(file_names(bare.path()) == std::vector<std::string>{"set"});
+    BOOST_TEST(file_names(bare / "set") == shard_names("micro-llama-q4_k_m", 3));
+    BOOST_TEST(cktest::contains(r.err, "taken as a new directory for the split set"), r.err);
     r = cktest::run_ckhost({"--pipeline", "gguf:gguf[split_max_tensors=8]", "-i", sample(), "-o",
                             dir.path().string() + "/"});
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);

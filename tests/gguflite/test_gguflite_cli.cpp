@@ -229,7 +229,15 @@ BOOST_AUTO_TEST_CASE(unused_schemes_rules_are_warned_about) {
     auto r = gltest::convert("gguf:gguflite[schemes=" + (dir / "s.json").string() + "]",
                              gltest::sample(), dir / "o.gguflite");
     BOOST_TEST(r.exit_code == 0, r.err);
-    BOOST_TEST(contains(r.err, "'blk.*.atn_q.weight' matches no tensor"), r.err);
+    BOOST_TEST(
+        contains(r.err, "'blk.*.atn_q.weight' matches no tensor; closest: 'blk.0.attn_q.weight'"),
+        r.err);
+    // The same globs as only=/skip=: brace alternatives work.
+    std::ofstream(dir / "b.json") << R"({"blk.{0,1}.attn_{q,k}.weight": "q8"})";
+    r = gltest::convert("gguf:gguflite[schemes=" + (dir / "b.json").string() + "]",
+                        gltest::sample(), dir / "b.gguflite");
+    BOOST_TEST(r.exit_code == 0, r.err);
+    BOOST_TEST(!contains(r.err, "matches no tensor"), r.err);
 }
 
 BOOST_AUTO_TEST_CASE(dry_run_reports_sizes_and_writes_nothing) {

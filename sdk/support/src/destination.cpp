@@ -31,6 +31,14 @@ bool is_directory_destination(const fs::path& destination) {
     return (!d.empty() && d.back() == '/') || fs::is_directory(destination, ec);
 }
 
+bool is_new_directory_destination(const fs::path& destination, std::string_view extension) {
+    const std::string& d = destination.native();
+    std::error_code ec;
+    // symlink_status: a dangling link is something there (its target is written through).
+    return !d.empty() && d != "-" && d.back() != '/' &&
+           !fs::exists(fs::symlink_status(destination, ec)) && destination.extension() != extension;
+}
+
 fs::path single_file_destination(const fs::path& destination, const fs::path& input,
                                  std::string_view extension) {
     if (!is_directory_destination(destination)) return destination;
