@@ -418,7 +418,9 @@ int inspect_files(const std::vector<std::string>& files, bool as_json, const cha
             if (as_json) docs.push_back(ckhost::error_document(command, shown));
             code = ckhost::exit_code_for(e.kind());
         }
-        if (!as_json) std::cout << (i > 0 && !text.str().empty() ? "\n" : "") << text.str();
+        // inspect's reports are separated by a blank line; verify's are one line each.
+        const bool blank = i > 0 && !text.str().empty() && std::string_view(command) == "inspect";
+        if (!as_json) std::cout << (blank ? "\n" : "") << text.str();
         if (status == ok) status = code;
     }
     if (as_json) {
