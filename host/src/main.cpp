@@ -137,12 +137,16 @@ po::variables_map parse(const std::vector<std::string>& args,
     return vm;
 }
 
-// Parses a command's arguments; with --help prints `usage` (which ends in a blank line) and the
-// options instead, and returns true: the command has nothing more to do.
+// Parses a command's arguments (`options`, and `arguments`: the positional ones, which the usage
+// line names and the option list leaves out); with --help prints `usage` (which ends in a blank
+// line) and the options instead, and returns true: the command has nothing more to do.
 bool parse_or_help(const std::vector<std::string>& args, const po::options_description& options,
+                   const po::options_description& arguments,
                    const po::positional_options_description& positional, const Common& c,
                    std::string_view usage) {
-    parse(args, options, positional);
+    po::options_description all;
+    all.add(options).add(arguments);
+    parse(args, all, positional);
     if (!c.help) return false;
     std::cout << usage << options;
     return true;
@@ -311,7 +315,7 @@ int convert_command(const std::vector<std::string>& args,
     po::positional_options_description pos;
     pos.add("input", 1).add("output", 1);
     if (parse_or_help(
-            args, d, pos, c,
+            args, d, {}, pos, c,
             "usage: ckhost convert --pipeline PIPELINE INPUT OUTPUT [options]\n"
             "       ckhost --pipeline PIPELINE -i INPUT -o OUTPUT [options]\n\n"
             "Converts INPUT through the pipeline's stages (READER[:TRANSFORM...]:WRITER) into\n"
@@ -437,7 +441,8 @@ int inspect_command(const std::vector<std::string>& args, bool verify,
     ckhost::InspectSettings settings;
     std::vector<std::string> files;
     po::options_description d(verify ? "verify options" : "inspect options");
-    d.add_options()("file", po::value(&files), "file to read (several may be given)");
+    po::options_description arguments;
+    arguments.add_options()("file", po::value(&files));
     bool data = false;
     if (!verify)
         d.add_options()("tensors,t", po::bool_switch(&settings.tensors), "list every tensor")(
@@ -455,7 +460,7 @@ int inspect_command(const std::vector<std::string>& args, bool verify,
     po::positional_options_description pos;
     pos.add("file", -1);
     if (parse_or_help(
-            args, d, pos, c,
+            args, d, arguments, pos, c,
             (verify ? "usage: ckhost verify FILE... [--data] [--json]\n\nRe-checks each "
                       "file's integrity; --data also checks every value. Exit 0 only\n"
                       "when every file is sound.\n\n"
@@ -503,7 +508,7 @@ int plugins_command(const std::vector<std::string>& args,
         *options_out = option_names(d);
         return ok;
     }
-    if (parse_or_help(args, d, {}, c,
+    if (parse_or_help(args, d, {}, {}, c,
                       "usage: ckhost plugins [--json]\n\nLists every plugin found, loaded or "
                       "skipped: kinds, version, options\nand their choices, the kernel variant "
                       "each selected.\n\n"
@@ -521,8 +526,10 @@ int batch_command(const std::vector<std::string>& args,
     Common c;
     ckhost::BatchSettings settings;
     po::options_description d("batch options");
-    d.add_options()("jobs-file", po::value(&settings.jobs_file), "jobs file, or - for stdin")(
-        "jobs,j", po::value(&settings.parallel)->default_value(1), "run N conversions at once")(
+    po::options_description arguments;
+    arguments.add_options()("jobs-file", po::value(&settings.jobs_file));
+    d.add_options()("jobs,j", po::value(&settings.parallel)->default_value(1),
+                    "run N conversions at once")(
         "force,f", po::bool_switch(&settings.force),
         "rerun jobs whose outputs are up to date, overwriting them");
     d.add(common_options(c));
@@ -533,7 +540,7 @@ int batch_command(const std::vector<std::string>& args,
     po::positional_options_description pos;
     pos.add("jobs-file", 1);
     if (parse_or_help(
-            args, d, pos, c,
+            args, d, arguments, pos, c,
             "usage: ckhost batch JOBS [--jobs N] [--json] [--force]\n\n"
             "Runs many conversions, N at a time, each in its own process. JOBS is a text file\n"
             "(or - for stdin) with one 'PIPELINE INPUT OUTPUT' job per line, '#' comments and\n"
@@ -598,12 +605,13 @@ int completion_command(const std::vector<std::string>& args) {
     Common c;
     std::string shell;
     po::options_description d("completion options");
-    d.add_options()("shell", po::value(&shell), "bash or zsh");
+    po::options_description arguments;
+    arguments.add_options()("shell", po::value(&shell));
     d.add(common_options(c));
     po::positional_options_description pos;
     pos.add("shell", 1);
     if (parse_or_help(
-            args, d, pos, c,
+            args, d, arguments, pos, c,
             "usage: ckhost completion bash|zsh\n\nPrints a completion script for the "
             "shell: commands, options, and the stages\nand stage options of the plugins "
             "found now (installed ones: share/bash-completion,\nshare/zsh/site-functions).\n\n"
@@ -623,9 +631,6 @@ int completion_command(const std::vector<std::string>& args) {
         if (name == "verify") inspect_command({}, true, &command.options);
         if (name == "plugins") plugins_command({}, &command.options);
         if (name == "batch") batch_command({}, &command.options);
-        std::erase_if(command.options, [](const std::string& o) {
-            return o == "--file" || o == "--jobs-file";  // the positional arguments
-        });
         commands.push_back(std::move(command));
     }
     commands.push_back({"help", {}});
