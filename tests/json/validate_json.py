@@ -109,7 +109,17 @@ with tempfile.TemporaryDirectory(prefix="ckhost-json-") as tmp:
     run("inspect", ["inspect", "--json"], 2, t)
     run("inspect", ["inspect", sample, "--json", "--tensor"], 0, t)  # an abbreviation Boost accepts
 
-    # verify: sound files, several, and an unsound one.
+    # verify: a file with a NaN (exit 1, "ok": false with "problems"), sound files, several, and an
+    # unsound one.
+    tensors = json.loads(subprocess.run([ckhost, "inspect", sample, "--json", "--tensors"],
+                                        capture_output=True, text=True, check=True).stdout)
+    norm = next(x for x in tensors["tensors"] if x["name"] == "blk.0.ffn_norm.weight")
+    nan = bytearray(pathlib.Path(sample).read_bytes())
+    nan[norm["offset"] + 4 * 3:norm["offset"] + 4 * 4] = b"\x00\x00\xc0\x7f"  # element 3: NaN
+    (t / "nan.gguf").write_bytes(nan)
+    bad_data = run("verify", ["verify", "nan.gguf", "--data", "--json"], 1, t)
+    if bad_data and not (bad_data.get("ok") is False and bad_data.get("problems")):
+        fail("verify --data of nan.gguf: expected ok false with problems")
     run("verify", ["verify", "out/weights.bump", "--json"], 0, t)
     run("verify", ["verify", sample, "--data", "--json"], 0, t)
     run("verify", ["verify", sample, "out/weights.bump", "r.safetensors", "--json"], 0, t)
@@ -159,6 +169,15 @@ with tempfile.TemporaryDirectory(prefix="ckhost-json-") as tmp:
             """an error kind the contract does not have"""
             next(f for f in d["files"] if not f["ok"])["error"]["kind"] = "oops"
         refused("inspect.schema.json", several, bad_kind)
+    if bad_data:
+        def sound_with_problems(d):
+            """"ok": true beside problems"""
+            d["ok"] = True
+        def problem_without_offset(d):
+            """a problem without its offset"""
+            del d["problems"][0]["offset"]
+        for change in (sound_with_problems, problem_without_offset):
+            refused("verify.schema.json", bad_data, change)
     if jobs:
         def status_unknown(d):
             """a job status the contract does not have"""
