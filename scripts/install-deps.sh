@@ -8,6 +8,7 @@ packages=(
   libboost-dev libboost-program-options-dev libboost-test-dev
   libssl-dev nlohmann-json3-dev libtbb-dev
   libbenchmark-dev python3 python3-numpy
+  python3-jsonschema  # validates every command's --json output against docs/schema/ (tests/json)
 )
 if [ "${1:-}" = "--fuzz" ]; then
   packages+=(clang libclang-rt-14-dev)

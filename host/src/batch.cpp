@@ -27,6 +27,7 @@
 #include "ck/error.hpp"
 #include "ck/output.hpp"
 #include "exit_codes.hpp"
+#include "json_output.hpp"
 #include "pipeline.hpp"
 
 namespace fs = std::filesystem;
@@ -290,15 +291,15 @@ void print_json_report(std::ostream& out, const BatchSettings& settings,
     for (Status st :
          {Status::ok, Status::skipped, Status::failed, Status::interrupted, Status::not_run})
         summary[status_name(st)] = counts.at(st);
-    out << json{{"command", "batch"},
-                {"jobs_file", settings.jobs_file},
+    json doc = json_document("batch", counts.at(Status::failed) == 0 &&
+                                          counts.at(Status::interrupted) == 0 && !interrupted);
+    doc.update({{"jobs_file", settings.jobs_file},
                 {"parallel", settings.parallel},
                 {"interrupted", interrupted},
                 {"seconds", seconds},
                 {"summary", summary},
-                {"jobs", list}}
-               .dump(1, ' ', false, json::error_handler_t::replace)
-        << "\n";
+                {"jobs", list}});
+    print_json(out, doc);
 }
 
 // The text report: one line per job (with its error and warnings), then the totals.

@@ -1,6 +1,8 @@
 #include "inspect.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -12,6 +14,7 @@
 #include "ck/kernels/validate.hpp"
 #include "ck/llama/file_type.hpp"
 #include "exit_codes.hpp"
+#include "json_output.hpp"
 #include "plugin_call.hpp"
 #include "progress.hpp"
 #include "suggest.hpp"
@@ -173,6 +176,29 @@ OpenedFile open_with_any_reader(PluginRegistry& registry, const fs::path& file,
                     file.string());
 }
 
+json facts_json(const ck::ModelHeader& header) {
+    json facts = json::object();
+    for (const auto& [key, value] : header.format_facts) {
+        std::string name;
+        for (char c : key) {
+            const bool word = std::isalnum(static_cast<unsigned char>(c)) != 0;
+            if (word)
+                name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            else if (!name.empty() && name.back() != '_')
+                name += '_';
+        }
+        while (!name.empty() && name.back() == '_') name.pop_back();
+        std::uint64_t number = 0;
+        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
+        if (!value.empty() && ec == std::errc() && end == value.data() + value.size() &&
+            (value == "0" || value[0] != '0'))
+            facts[name] = number;
+        else
+            facts[name] = value;
+    }
+    return facts;
+}
+
 int run_inspect(PluginRegistry& registry, const InspectSettings& settings, std::ostream& out,
                 std::ostream& err) {
     ck::RecordingContext context;
@@ -180,32 +206,46 @@ int run_inspect(PluginRegistry& registry, const InspectSettings& settings, std::
     const ck::ModelHeader& h = opened.header;
     for (const auto& w : context.warnings()) err << "warning: " << w << "\n";
 
-    if (settings.key) {
-        const ck::Value* v = h.metadata.find(*settings.key);
-        if (!v) {
+    if (!settings.keys.empty()) {
+        // Every key is looked up before anything is printed: a typo fails the whole request.
+        std::vector<const ck::Value*> values;
+        for (const std::string& key : settings.keys) {
+            values.push_back(h.metadata.find(key));
+            if (values.back()) continue;
             std::vector<std::string> keys;
             for (const auto& [k, _] : h.metadata) keys.push_back(k);
-            throw ck::Error("no such key" + did_you_mean(*settings.key, keys),
-                            settings.file.string(), {}, "key '" + *settings.key + "'");
+            throw ck::Error("no such key" + did_you_mean(key, keys), settings.file.string(), {},
+                            "key '" + key + "'");
         }
-        if (settings.json)
-            out << json{{"key", *settings.key},
-                        {"type", std::string(ck::value_type_name(v->type()))},
-                        {"value", value_json(*v, SIZE_MAX)}}
-                       .dump(1, ' ', false, json::error_handler_t::replace)
-                << "\n";
-        else
-            print_full_value(*v, out);
+        if (settings.json) {
+            json doc = json_document("inspect");
+            doc["file"] = settings.file.string();
+            doc["format"] = opened.plugin;
+            json list = json::array();
+            for (std::size_t i = 0; i < values.size(); ++i)
+                list.push_back({{"key", settings.keys[i]},
+                                {"type", std::string(ck::value_type_name(values[i]->type()))},
+                                {"value", value_json(*values[i], SIZE_MAX)}});
+            doc["values"] = list;
+            print_json(out, doc);
+            return 0;
+        }
+        // One key: its value alone, for scripts; several: each under a "KEY (TYPE):" line.
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            if (values.size() > 1)
+                out << settings.keys[i] << " (" << ck::value_type_name(values[i]->type()) << "):\n";
+            print_full_value(*values[i], out);
+        }
         return 0;
     }
 
     auto by_type = bytes_by_type(h);
     const FileTypeCheck file_type(h);
     if (settings.json) {
-        json doc = {{"file", settings.file.string()}, {"format", opened.plugin}};
-        json facts = json::object();
-        for (const auto& [k, v] : h.format_facts) facts[k] = v;
-        doc["facts"] = facts;
+        json doc = json_document("inspect");
+        doc["file"] = settings.file.string();
+        doc["format"] = opened.plugin;
+        doc["facts"] = facts_json(h);
         json meta = json::array();
         for (const auto& [k, v] : h.metadata) {
             meta.push_back({{"key", k},
@@ -232,7 +272,7 @@ int run_inspect(PluginRegistry& registry, const InspectSettings& settings, std::
                                    {"offset", t.source_offset}});
             doc["tensors"] = tensors;
         }
-        out << doc.dump(1, ' ', false, json::error_handler_t::replace) << "\n";
+        print_json(out, doc);
         return 0;
     }
 
@@ -334,22 +374,22 @@ int run_verify(PluginRegistry& registry, const fs::path& file, bool as_json, boo
     const json problems = data ? check_tensor_data(opened, file.string()) : json::array();
     for (const auto& w : context.warnings()) err << "warning: " << w << "\n";
     // The reader's facts say what was checked: a GGUF split set names every file of the set.
-    json facts = json::object();
     std::string set_fact;
-    for (const auto& [k, v] : opened.header.format_facts) {
-        facts[k] = v;
-        if (k == "split set") set_fact = "; split set of " + v;
-    }
+    for (const auto& [k, v] : opened.header.format_facts)
+        if (k == "split files") set_fact = "; split set of " + v + " files, read as one model";
     const bool sound = problems.empty();
     for (const json& p : problems)
         err << "ckhost: error: " << p["error"].get<std::string>() << "\n";
-    if (as_json)
-        out << json{{"file", file.string()},         {"format", opened.plugin}, {"ok", sound},
-                    {"data_checked", data},          {"problems", problems},    {"facts", facts},
-                    {"warnings", context.warnings()}}
-                   .dump(1)
-            << "\n";
-    else if (sound)
+    if (as_json) {
+        json doc = json_document("verify", sound);
+        doc.update({{"file", file.string()},
+                    {"format", opened.plugin},
+                    {"data_checked", data},
+                    {"problems", problems},
+                    {"facts", facts_json(opened.header)},
+                    {"warnings", context.warnings()}});
+        print_json(out, doc);
+    } else if (sound)
         out << file.string() << ": OK (" << opened.plugin << ", " << opened.header.tensors.size()
             << " tensors" << set_fact << (data ? ", every value checked" : "") << ")\n";
     return sound ? ok : failed;

@@ -6,6 +6,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "ck/stage.hpp"
 #include "plugin_registry.hpp"
@@ -16,7 +19,7 @@ struct InspectSettings {
     std::filesystem::path file;
     bool json = false;
     bool tensors = false;
-    std::optional<std::string> key;  // --kv KEY: print only this value, in full
+    std::vector<std::string> keys;  // --kv KEY (repeatable): print only these values, in full
 };
 
 struct OpenedFile {
@@ -28,6 +31,10 @@ struct OpenedFile {
 // Finds the reader whose probe accepts the file and opens it (all validation included).
 OpenedFile open_with_any_reader(PluginRegistry& registry, const std::filesystem::path& file,
                                 ck::Context& context);
+
+// The reader's facts for --json: each key in snake_case ("data start" -> data_start), each value
+// a number when it is a decimal integer, else a string (docs/json.md).
+nlohmann::json facts_json(const ck::ModelHeader& header);
 
 int run_inspect(PluginRegistry& registry, const InspectSettings& settings, std::ostream& out,
                 std::ostream& err);

@@ -4,10 +4,13 @@
 
 #include <sys/resource.h>
 #include <unistd.h>
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <optional>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -15,9 +18,12 @@
 #include "ck/cpu.hpp"
 #include "ck/error.hpp"
 #include "ck/parallel.hpp"
+#include "ck/support/shell_quote.hpp"
+#include "completion.hpp"
 #include "conversion_error.hpp"
 #include "exit_codes.hpp"
 #include "inspect.hpp"
+#include "json_output.hpp"
 #include "memory_budget.hpp"
 #include "pipeline.hpp"
 #include "plugins_command.hpp"
@@ -35,10 +41,12 @@ using ckhost::usage;
 const char* main_usage =
     "usage: ckhost --pipeline READER[:TRANSFORM...]:WRITER -i INPUT -o OUTPUT [options]\n"
     "       ckhost convert --pipeline PIPELINE INPUT OUTPUT [options]\n"
-    "       ckhost inspect FILE [--json] [--tensors] [--kv KEY]\n"
-    "       ckhost verify FILE [--data] [--json]\n"
+    "       ckhost inspect FILE... [--json] [--tensors] [--kv KEY]...\n"
+    "       ckhost verify FILE... [--data] [--json]\n"
     "       ckhost plugins [--json]\n"
     "       ckhost batch JOBS [--jobs N] [--json] [--force]\n"
+    "       ckhost completion bash|zsh\n"
+    "       ckhost help [COMMAND]     (or ckhost COMMAND --help: that command's options)\n"
     "\n"
     "Converts model weight files between formats, one tensor at a time.\n"
     "\n"
@@ -55,7 +63,8 @@ const char* main_usage =
     "build plugins, ckhost --json inspect F).\n"
     "-i - reads standard input; -o - writes standard output (writers that stream: gguf,\n"
     "safetensors).\n"
-    "Stage options go in brackets: gguf:repack[to=nf4,only=blk.*]:safetensors.\n"
+    "Stage options go in brackets, so quote the pipeline: "
+    "'gguf:repack[to=nf4,only=blk.*]:safetensors'.\n"
     "Exit codes: 0 success, 1 input or conversion failed, 2 usage error, 3 plugin could not be\n"
     "loaded, 130 interrupted.\n";
 
@@ -96,6 +105,18 @@ po::options_description common_options(Common& c) {
     return d;
 }
 
+// Every option of `options` as typed: --name, and -x for those with a short name.
+std::vector<std::string> option_names(const po::options_description& options) {
+    std::vector<std::string> names;
+    for (const auto& o : options.options()) {
+        if (!o->long_name().empty()) names.push_back("--" + o->long_name());
+        const std::string shown = o->format_name();  // "-q [ --quiet ]"
+        if (shown.size() >= 2 && shown[0] == '-' && shown[1] != '-')
+            names.push_back(shown.substr(0, 2));
+    }
+    return names;
+}
+
 // Parses one command's arguments (after the command name); unknown options and stray
 // arguments are usage errors.
 po::variables_map parse(const std::vector<std::string>& args,
@@ -105,10 +126,31 @@ po::variables_map parse(const std::vector<std::string>& args,
     try {
         po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
         po::notify(vm);
+    } catch (const po::unknown_option& e) {
+        // `--josn`: the closest of this command's options, as for stage and option names.
+        const std::string given = e.get_option_name();
+        throw ck::usage_error(
+            std::string(e.what()) +
+            ckhost::did_you_mean(given.substr(0, given.find('=')), option_names(options)));
     } catch (const po::error& e) {
         throw ck::usage_error(e.what());
     }
     return vm;
+}
+
+// Parses a command's arguments (`options`, and `arguments`: the positional ones, which the usage
+// line names and the option list leaves out); with --help prints `usage` (which ends in a blank
+// line) and the options instead, and returns true: the command has nothing more to do.
+bool parse_or_help(const std::vector<std::string>& args, const po::options_description& options,
+                   const po::options_description& arguments,
+                   const po::positional_options_description& positional, const Common& c,
+                   std::string_view usage) {
+    po::options_description all;
+    all.add(options).add(arguments);
+    parse(args, all, positional);
+    if (!c.help) return false;
+    std::cout << usage << options;
+    return true;
 }
 
 // The command line split at the command: the global options in front of it, as typed, and
@@ -185,6 +227,19 @@ bool sync_outputs(const Common& c) {
 // The global options that reach plugins through the environment (read once, when first used):
 // --isa sets CKHOST_ISA, --threads sets CKHOST_THREADS. Both must be set before any work.
 void apply_globals(const Common& c) {
+    // A directory that is not there is a typo, not an empty search path entry: found silently,
+    // it would leave the built-in plugins in charge without a word.
+    for (const auto& dir : c.plugin_dirs) {
+        std::error_code ec;
+        if (!fs::is_directory(dir, ec))
+            throw ck::usage_error("--plugin-dir " + ck::support::shell_quote(dir) + ": " +
+                                  (fs::exists(dir, ec) ? "not a directory" : "no such directory"));
+    }
+    // The kernels read CKHOST_ISA themselves and would ignore a value they do not know.
+    if (const char* env = std::getenv("CKHOST_ISA");
+        c.isa.empty() && env && *env && !ck::isa_from_name(env))
+        throw ck::usage_error(std::string("CKHOST_ISA=") + env +
+                              ": expected scalar, avx2 or avx512");
     if (!c.isa.empty()) {
         if (!ck::isa_from_name(c.isa))
             throw ck::usage_error("--isa " + c.isa + ": expected scalar, avx2 or avx512");
@@ -235,7 +290,9 @@ void raise_open_file_limit() {
     }
 }
 
-int convert_command(const std::vector<std::string>& args) {
+// With `options_out`, each command only lists its options (for `ckhost completion`).
+int convert_command(const std::vector<std::string>& args,
+                    std::vector<std::string>* options_out = nullptr) {
     Common c;
     std::string pipeline, input, output;
     bool dry_run = false, force = false, update = false;
@@ -252,13 +309,26 @@ int convert_command(const std::vector<std::string>& args) {
         "do nothing when every output is newer than the input; else write, replacing older "
         "outputs");
     d.add(common_options(c));
-    po::positional_options_description pos;
-    pos.add("input", 1).add("output", 1);
-    parse(args, d, pos);
-    if (c.help) {
-        std::cout << main_usage << "\n" << d;
+    if (options_out) {
+        *options_out = option_names(d);
         return ok;
     }
+    po::positional_options_description pos;
+    pos.add("input", 1).add("output", 1);
+    if (parse_or_help(
+            args, d, {}, pos, c,
+            "usage: ckhost convert --pipeline PIPELINE INPUT OUTPUT [options]\n"
+            "       ckhost --pipeline PIPELINE -i INPUT -o OUTPUT [options]\n\n"
+            "Converts INPUT through the pipeline's stages (READER[:TRANSFORM...]:WRITER) into\n"
+            "OUTPUT, one tensor at a time. The whole plan is checked before anything is\n"
+            "written, and outputs replace their targets only when everything succeeded.\n"
+            "Stage options go in brackets; quote the pipeline for the shell. 'ckhost plugins'\n"
+            "lists the stages and their options.\n\n"
+            "examples:\n"
+            "  ckhost convert --pipeline gguf:headpack:bump model.gguf out/\n"
+            "  ckhost --pipeline 'gguf:repack[to=nf4]:safetensors' -i m.gguf -o m.safetensors\n"
+            "  ckhost --pipeline gguf:gguf -i model.gguf -o copy.gguf --dry-run\n\n"))
+        return ok;
     if (pipeline.empty()) throw ck::usage_error("missing --pipeline (e.g. --pipeline gguf:gguf)");
     if (input.empty()) throw ck::usage_error("missing input (-i FILE or the first argument)");
     if (output.empty()) throw ck::usage_error("missing output (-o PATH or the second argument)");
@@ -334,96 +404,165 @@ int convert_command(const std::vector<std::string>& args) {
     if (dry_run && !c.json) p.print_plan(std::cout);
     if (result.report.value("up_to_date", false) && !c.quiet && !c.json)
         std::cerr << "ckhost: every output is newer than " << input << ": nothing to do\n";
-    if (c.json)
-        std::cout << result.report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace)
-                  << "\n";
+    if (c.json) {
+        nlohmann::json doc = ckhost::json_document("convert");
+        doc.update(result.report);
+        ckhost::print_json(std::cout, doc);
+    }
     return ok;
 }
 
-int inspect_command(const std::vector<std::string>& args, bool verify) {
+// The files of `inspect` or `verify`, one after the other. One file is one document (--json)
+// whose failure is main()'s error document; several are {"files": [...]}, one document each
+// (an error document for a file that failed), and the exit status is the first failure's.
+int inspect_files(const std::vector<std::string>& files, bool as_json, const char* command,
+                  const std::function<int(const std::string&, std::ostream&)>& run) {
+    if (files.size() == 1) return run(files.front(), std::cout);
+    int status = ok;
+    nlohmann::json docs = nlohmann::json::array();
+    for (std::size_t i = 0; i < files.size(); ++i) {
+        std::ostringstream text;
+        int code = ok;
+        try {
+            code = run(files[i], text);
+            if (as_json) docs.push_back(nlohmann::json::parse(text.str()));
+        } catch (const ck::Error& e) {
+            if (e.kind() == ck::ErrorKind::interrupt) throw;
+            const ck::Error shown = e.file().empty() ? e.with_file(files[i]) : e;
+            std::cerr << "ckhost: error: " << shown.what() << "\n";
+            if (as_json) docs.push_back(ckhost::error_document(command, shown));
+            code = ckhost::exit_code_for(e.kind());
+        }
+        // inspect's reports are separated by a blank line; verify's are one line each.
+        const bool blank = i > 0 && !text.str().empty() && std::string_view(command) == "inspect";
+        if (!as_json) std::cout << (blank ? "\n" : "") << text.str();
+        if (status == ok) status = code;
+    }
+    if (as_json) {
+        nlohmann::json doc = ckhost::json_document(command, status == ok);
+        doc["files"] = docs;
+        ckhost::print_json(std::cout, doc);
+    }
+    return status;
+}
+
+int inspect_command(const std::vector<std::string>& args, bool verify,
+                    std::vector<std::string>* options_out = nullptr) {
     Common c;
     ckhost::InspectSettings settings;
-    std::string file, key;
+    std::vector<std::string> files;
     po::options_description d(verify ? "verify options" : "inspect options");
-    d.add_options()("file", po::value(&file), "file to read");
+    po::options_description arguments;
+    arguments.add_options()("file", po::value(&files));
     bool data = false;
     if (!verify)
         d.add_options()("tensors,t", po::bool_switch(&settings.tensors), "list every tensor")(
-            "kv", po::value(&key), "print one metadata value in full");
+            "kv", po::value(&settings.keys)->composing(),
+            "print one metadata value in full (repeatable)");
     else
         d.add_options()("data", po::bool_switch(&data),
                         "also read every tensor's data: NaN or infinite floats and block scales "
                         "(llama.cpp's --check-tensors)");
     d.add(common_options(c));
-    po::positional_options_description pos;
-    pos.add("file", 1);
-    parse(args, d, pos);
-    if (c.help) {
-        std::cout << (verify ? "usage: ckhost verify FILE [--data] [--json]\n\nRe-checks a file's "
-                               "integrity; --data also checks every value.\n"
-                             : "usage: ckhost inspect FILE [--json] [--tensors] [--kv KEY]\n\n"
-                               "Shows the header, metadata, tensor table and bytes per dtype.\n")
-                  << "\n"
-                  << d;
+    if (options_out) {
+        *options_out = option_names(d);
         return ok;
     }
-    if (file.empty()) throw ck::usage_error("missing FILE");
-    if (file == "-")
-        throw ck::usage_error(std::string(verify ? "verify" : "inspect") +
-                              " -: standard input is not supported here; give a file path (./- "
-                              "for a file named '-')");
+    po::positional_options_description pos;
+    pos.add("file", -1);
+    if (parse_or_help(
+            args, d, arguments, pos, c,
+            (verify ? "usage: ckhost verify FILE... [--data] [--json]\n\nRe-checks each "
+                      "file's integrity; --data also checks every value. Exit 0 only\n"
+                      "when every file is sound.\n\n"
+                      "examples:\n"
+                      "  ckhost verify out/weights.bump\n"
+                      "  ckhost verify --data *.gguf\n\n"
+                    : "usage: ckhost inspect FILE... [--json] [--tensors] [--kv KEY]...\n\n"
+                      "Shows each file's header, metadata, tensor table and bytes per "
+                      "dtype; --kv prints\nthe named values in full.\n\n"
+                      "examples:\n"
+                      "  ckhost inspect model.gguf --tensors\n"
+                      "  ckhost inspect *.gguf --json\n"
+                      "  ckhost inspect model.gguf --kv general.name --kv "
+                      "tokenizer.ggml.tokens\n\n")))
+        return ok;
+    if (files.empty()) throw ck::usage_error("missing FILE");
+    for (const auto& file : files)
+        if (file == "-")
+            throw ck::usage_error(std::string(verify ? "verify" : "inspect") +
+                                  " -: standard input is not supported here; give a file path "
+                                  "(./- for a file named '-')");
     apply_globals(c);
     ckhost::PluginRegistry registry(to_paths(c.plugin_dirs));
-    if (verify) return ckhost::run_verify(registry, file, c.json, data, std::cout, std::cerr);
-    settings.file = file;
     settings.json = c.json;
-    if (!key.empty()) settings.key = key;
-    return ckhost::run_inspect(registry, settings, std::cout, std::cerr);
+    return inspect_files(files, c.json, verify ? "verify" : "inspect",
+                         [&](const std::string& file, std::ostream& out) {
+                             if (verify)
+                                 return ckhost::run_verify(registry, file, c.json, data, out,
+                                                           std::cerr);
+                             settings.file = file;
+                             // Values alone do not say whose they are: with several files each gets
+                             // its name.
+                             if (!c.json && !settings.keys.empty() && files.size() > 1)
+                                 out << file << ":\n";
+                             return ckhost::run_inspect(registry, settings, out, std::cerr);
+                         });
 }
 
-int plugins_command(const std::vector<std::string>& args) {
+int plugins_command(const std::vector<std::string>& args,
+                    std::vector<std::string>* options_out = nullptr) {
     Common c;
     po::options_description d("plugins options");
     d.add(common_options(c));
-    parse(args, d, {});
-    if (c.help) {
-        std::cout
-            << "usage: ckhost plugins [--json]\n\nLists every plugin found, loaded or skipped.\n\n"
-            << d;
+    if (options_out) {
+        *options_out = option_names(d);
         return ok;
     }
+    if (parse_or_help(args, d, {}, {}, c,
+                      "usage: ckhost plugins [--json]\n\nLists every plugin found, loaded or "
+                      "skipped: kinds, version, options\nand their choices, the kernel variant "
+                      "each selected.\n\n"
+                      "examples:\n"
+                      "  ckhost plugins\n"
+                      "  ckhost --plugin-dir build plugins --json\n\n"))
+        return ok;
     apply_globals(c);
     ckhost::PluginRegistry registry(to_paths(c.plugin_dirs));
     return ckhost::run_plugins(registry, c.json, std::cout, std::cerr);
 }
 
-int batch_command(const std::vector<std::string>& args) {
+int batch_command(const std::vector<std::string>& args,
+                  std::vector<std::string>* options_out = nullptr) {
     Common c;
     ckhost::BatchSettings settings;
     po::options_description d("batch options");
-    d.add_options()("jobs-file", po::value(&settings.jobs_file), "jobs file, or - for stdin")(
-        "jobs,j", po::value(&settings.parallel)->default_value(1), "run N conversions at once")(
+    po::options_description arguments;
+    arguments.add_options()("jobs-file", po::value(&settings.jobs_file));
+    d.add_options()("jobs,j", po::value(&settings.parallel)->default_value(1),
+                    "run N conversions at once")(
         "force,f", po::bool_switch(&settings.force),
         "rerun jobs whose outputs are up to date, overwriting them");
     d.add(common_options(c));
-    po::positional_options_description pos;
-    pos.add("jobs-file", 1);
-    parse(args, d, pos);
-    if (c.help) {
-        std::cout
-            << "usage: ckhost batch JOBS [--jobs N] [--json] [--force]\n\n"
-               "Runs many conversions, N at a time, each in its own process. JOBS is a text file\n"
-               "(or - for stdin) with one 'PIPELINE INPUT OUTPUT' job per line, '#' comments and\n"
-               "blank lines ignored, or a JSON array of {\"pipeline\", \"input\", \"output\"}.\n"
-               "A failing job does not stop the others; exit 1 when any failed. Jobs whose\n"
-               "outputs are all newer than their input are skipped unless --force. Ctrl-C stops\n"
-               "every running job cleanly (exit 130): run the batch again to finish it.\n\n"
-               "examples:\n"
-               "  ckhost batch jobs.txt --jobs 2\n"
-               "  printf 'gguf:headpack:bump a.gguf out/a/\\n' | ckhost batch - --json\n\n"
-            << d;
+    if (options_out) {
+        *options_out = option_names(d);
         return ok;
     }
+    po::positional_options_description pos;
+    pos.add("jobs-file", 1);
+    if (parse_or_help(
+            args, d, arguments, pos, c,
+            "usage: ckhost batch JOBS [--jobs N] [--json] [--force]\n\n"
+            "Runs many conversions, N at a time, each in its own process. JOBS is a text file\n"
+            "(or - for stdin) with one 'PIPELINE INPUT OUTPUT' job per line, '#' comments and\n"
+            "blank lines ignored, or a JSON array of {\"pipeline\", \"input\", \"output\"}.\n"
+            "A failing job does not stop the others; exit 1 when any failed. Jobs whose\n"
+            "outputs are all newer than their input are skipped unless --force. Ctrl-C stops\n"
+            "every running job cleanly (exit 130): run the batch again to finish it.\n\n"
+            "examples:\n"
+            "  ckhost batch jobs.txt --jobs 2\n"
+            "  printf 'gguf:headpack:bump a.gguf out/a/\\n' | ckhost batch - --json\n\n"))
+        return ok;
     if (settings.jobs_file.empty())
         throw ck::usage_error("missing JOBS (a jobs file, or - for stdin)");
     if (settings.parallel < 1 || settings.parallel > 256)
@@ -446,9 +585,72 @@ int batch_command(const std::vector<std::string>& args) {
     return ckhost::run_batch(registry, settings, std::cout, std::cerr);
 }
 
+int completion_command(const std::vector<std::string>& args);
+
+// The command names, and what each takes after its name.
+using CommandRunner = std::function<int(const std::vector<std::string>&)>;
+const std::vector<std::pair<std::string, CommandRunner>>& command_table() {
+    static const std::vector<std::pair<std::string, CommandRunner>> table = {
+        {"convert", [](const auto& a) { return convert_command(a); }},
+        {"inspect", [](const auto& a) { return inspect_command(a, false); }},
+        {"verify", [](const auto& a) { return inspect_command(a, true); }},
+        {"plugins", [](const auto& a) { return plugins_command(a); }},
+        {"batch", [](const auto& a) { return batch_command(a); }},
+        {"completion", [](const auto& a) { return completion_command(a); }},
+    };
+    return table;
+}
+
+std::vector<std::string> command_names() {
+    std::vector<std::string> names;
+    for (const auto& [name, run] : command_table()) names.push_back(name);
+    names.push_back("help");
+    return names;
+}
+
+// The command this run is for, named in --json error documents ("convert" for the form
+// without a command name).
+std::string current_command = "convert";
+
+int completion_command(const std::vector<std::string>& args) {
+    Common c;
+    std::string shell;
+    po::options_description d("completion options");
+    po::options_description arguments;
+    arguments.add_options()("shell", po::value(&shell));
+    d.add(common_options(c));
+    po::positional_options_description pos;
+    pos.add("shell", 1);
+    if (parse_or_help(
+            args, d, arguments, pos, c,
+            "usage: ckhost completion bash|zsh\n\nPrints a completion script for the "
+            "shell: commands, options, and the stages\nand stage options of the plugins "
+            "found now (installed ones: share/bash-completion,\nshare/zsh/site-functions).\n\n"
+            "examples:\n"
+            "  source <(ckhost completion bash)\n"
+            "  ckhost completion zsh > ~/.zfunc/_ckhost\n\n"))
+        return ok;
+    if (shell != "bash" && shell != "zsh")
+        throw ck::usage_error(shell.empty() ? "missing SHELL (bash or zsh)"
+                                            : "completion " + shell + ": expected bash or zsh");
+    apply_globals(c);
+    std::vector<ckhost::CompletionCommand> commands;
+    for (const auto& [name, run] : command_table()) {
+        ckhost::CompletionCommand command{name, {}};
+        if (name == "convert") convert_command({}, &command.options);
+        if (name == "inspect") inspect_command({}, false, &command.options);
+        if (name == "verify") inspect_command({}, true, &command.options);
+        if (name == "plugins") plugins_command({}, &command.options);
+        if (name == "batch") batch_command({}, &command.options);
+        commands.push_back(std::move(command));
+    }
+    commands.push_back({"help", {}});
+    ckhost::PluginRegistry registry(to_paths(c.plugin_dirs));
+    ckhost::write_completion(shell, commands, registry, std::cout);
+    return ok;
+}
+
 int dispatch(int argc, char** argv) {
-    const std::vector<std::string> commands = {"convert", "inspect", "verify",
-                                               "plugins", "batch",   "help"};
     if (argc < 2) {
         std::cerr << main_usage;
         return usage;
@@ -458,7 +660,23 @@ int dispatch(int argc, char** argv) {
     // the command adds directories in the order given.
     const Split split = split_at_command({argv + 1, argv + argc});
     const std::string first = split.rest.empty() ? std::string() : split.rest.front();
+    const auto& table = command_table();
+    const auto find = [&](const std::string& name) {
+        return std::find_if(table.begin(), table.end(),
+                            [&](const auto& entry) { return entry.first == name; });
+    };
     if (first == "help" || first == "--help" || first == "-h") {
+        // `ckhost help convert`: that command's own help, as `ckhost convert --help`.
+        if (first == "help" && split.rest.size() > 1) {
+            const std::string& topic = split.rest[1];
+            const auto command = find(topic);
+            if (command == table.end())
+                throw ck::usage_error("help " + topic + ": unknown command" +
+                                      ckhost::did_you_mean(topic, command_names()) +
+                                      " (commands: " + ckhost::join(command_names()) + ")");
+            current_command = topic;
+            return command->second({"--help"});
+        }
         std::cout << main_usage;
         return ok;
     }
@@ -466,21 +684,51 @@ int dispatch(int argc, char** argv) {
         std::cout << "ckhost " << CKHOST_VERSION << "\n";
         return ok;
     }
-    auto args_of_command = [&] {
+    if (const auto command = find(first); command != table.end()) {
+        current_command = first;
         std::vector<std::string> args = split.globals;
         args.insert(args.end(), split.rest.begin() + 1, split.rest.end());
-        return args;
-    };
-    if (first == "convert") return convert_command(args_of_command());
-    if (first == "inspect") return inspect_command(args_of_command(), false);
-    if (first == "verify") return inspect_command(args_of_command(), true);
-    if (first == "plugins") return plugins_command(args_of_command());
-    if (first == "batch") return batch_command(args_of_command());
+        return command->second(args);
+    }
     // No command: the convert options straight away (`ckhost --pipeline P -i IN -o OUT`).
     if (first.empty() || first[0] == '-') return convert_command({argv + 1, argv + argc});
     throw ck::usage_error("unknown command '" + first + "'" +
-                          ckhost::did_you_mean(first, commands) +
-                          " (commands: " + ckhost::join(commands) + ")");
+                          ckhost::did_you_mean(first, command_names()) +
+                          " (commands: " + ckhost::join(command_names()) + ")");
+}
+
+// Whether --json was given anywhere: a usage error found before the command parsed its
+// options still owes a script its error document.
+bool json_requested(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "--") break;
+        if (arg == "--json") return true;
+    }
+    return false;
+}
+
+// The error on stderr, and with --json as a document on stdout; the exit code for it.
+int report_error(const ck::Error& e, bool as_json) {
+    std::cerr << "ckhost: error: " << e.what() << "\n";
+    // A failed conversion may know a pipeline that plans where this one failed (and the
+    // warnings that explain the failure, already printed by convert_command).
+    const auto* failed = dynamic_cast<const ckhost::ConversionError*>(&e);
+    if (failed && !failed->suggestion().empty())
+        std::cerr << "ckhost: suggestion: --pipeline "
+                  << ck::support::shell_quote(failed->suggestion())
+                  << " (it plans on the same input and output)\n";
+    if (as_json) {
+        nlohmann::json doc = ckhost::error_document(current_command, e);
+        if (failed) {
+            doc["error"]["warnings"] = failed->warnings();
+            doc["error"]["suggestion"] = failed->suggestion().empty()
+                                             ? nlohmann::json(nullptr)
+                                             : nlohmann::json(failed->suggestion());
+        }
+        ckhost::print_json(std::cout, doc);
+    }
+    return ckhost::exit_code_for(e.kind());
 }
 
 }  // namespace
@@ -491,21 +739,12 @@ int main(int argc, char** argv) {
     // Past `ulimit -f` the kernel would kill us with SIGXFSZ, leaving the temporary file;
     // ignored, the write fails with EFBIG and the normal failure path cleans up.
     std::signal(SIGXFSZ, SIG_IGN);
+    const bool as_json = json_requested(argc, argv);
     try {
         return dispatch(argc, argv);
     } catch (const ck::Error& e) {
-        std::cerr << "ckhost: error: " << e.what() << "\n";
-        if (const auto* failed = dynamic_cast<const ckhost::ConversionError*>(&e);
-            failed && !failed->suggestion().empty()) {
-            std::string quoted = "'";  // for any shell: ' inside becomes '\''
-            for (char ch : failed->suggestion())
-                quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-            std::cerr << "ckhost: suggestion: --pipeline " << quoted
-                      << "' (it plans on the same input and output)\n";
-        }
-        return ckhost::exit_code_for(e.kind());
+        return report_error(e, as_json);
     } catch (const std::exception& e) {
-        std::cerr << "ckhost: error: " << e.what() << "\n";
-        return ckhost::failed;
+        return report_error(ck::Error(e.what()), as_json);
     }
 }

@@ -445,6 +445,19 @@ json Pipeline::plan_json() const {
     json dropped = json::array();
     for (const ck::TensorInfo& t : headers_.front().tensors)
         if (!final_header.find_tensor(t.name)) dropped.push_back(t.name);
+    // A writer drops a tensor by leaving it out of its order (bump: an untied output.weight),
+    // after every transform has passed it on.
+    const Stage& w = *stages_.back();
+    const std::vector<std::size_t> order =
+        call_plugin(w.spec.name, [&] { return w.writer->order(); });
+    if (!order.empty()) {
+        std::vector<bool> written(final_header.tensors.size(), false);
+        for (std::size_t index : order)
+            if (index < written.size()) written[index] = true;
+        for (std::size_t i = 0; i < written.size(); ++i)
+            if (!written[i] && !dropped.contains(final_header.tensors[i].name))
+                dropped.push_back(final_header.tensors[i].name);
+    }
     return {{"tensors", tensors}, {"dropped", dropped}};
 }
 
@@ -550,6 +563,13 @@ void check_input_unchanged(const fs::path& input, const std::optional<FileIdenti
         throw ck::input_changed_error(input.string());
 }
 
+// The sizes of `files` added up (symbolic links followed: what was written through them).
+std::uint64_t bytes_of(const std::vector<fs::path>& files) {
+    std::uint64_t total = 0;
+    for (const auto& p : files) total += fs::file_size(p);
+    return total;
+}
+
 }  // namespace
 
 ConvertResult Pipeline::run(const ConvertSettings& settings) {
@@ -609,6 +629,8 @@ ConvertResult Pipeline::convert(const ConvertSettings& settings, ck::OutputSet& 
     report["stages"] = stages;
     report["threads"] = ck::thread_count();
     report["bytes_in"] = headers_.front().total_bytes();
+    // The tensors' bytes the writer is given.
+    report["tensor_bytes_out"] = headers_.back().total_bytes();
     // The bytes the outputs will hold when the writer states them (ck/conventions/
     // output_bytes.hpp); otherwise the tensors' bytes.
     const std::vector<std::uint64_t> sizes = output_bytes();
@@ -641,6 +663,9 @@ ConvertResult Pipeline::convert(const ConvertSettings& settings, ck::OutputSet& 
         report["stages"].back()["seconds"] = inclusive_seconds_.back();
         check_input_unchanged(input, input_identity);
         out.commit();
+        // What the files hold, headers, padding and zero slots included: the plan's figure
+        // counts only the tensors the writer was given.
+        if (!to_stdout) report["bytes_out"] = bytes_of(outputs_);
         if (settings.checksums && !to_stdout) {
             json checksums = json::object();
             for (const auto& p : outputs_) checksums[p.string()] = sha256_file(p);

@@ -70,12 +70,16 @@ std::string toolchain_string(const ck_plugin_toolchain& t) {
     return out;
 }
 
-std::string stage_kinds_string(std::uint32_t stages) {
+std::vector<std::string> stage_kinds(std::uint32_t stages) {
     std::vector<std::string> kinds;
     if (stages & CK_STAGE_READER) kinds.push_back("reader");
     if (stages & CK_STAGE_TRANSFORM) kinds.push_back("transform");
     if (stages & CK_STAGE_WRITER) kinds.push_back("writer");
-    return join(kinds, ", ");
+    return kinds;
+}
+
+std::string stage_kinds_string(std::uint32_t stages) {
+    return join(stage_kinds(stages), ", ");
 }
 
 fs::path PluginRegistry::default_plugin_dir() {

@@ -55,6 +55,8 @@ class PluginRegistry {
     std::vector<std::string> warnings_;
 };
 
+// ["reader", "writer"], and the same joined: "reader, writer".
+std::vector<std::string> stage_kinds(std::uint32_t stages);
 std::string stage_kinds_string(std::uint32_t stages);
 
 // The size of a version-2 descriptor: the end of the last field this host reads. A plugin whose

@@ -1,12 +1,15 @@
 #include "plugins_command.hpp"
 
+#include <algorithm>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
 
 #include "ck/cpu.hpp"
 #include "ck/parallel.hpp"
+#include "json_output.hpp"
 #include "plugin_call.hpp"
+#include "suggest.hpp"
 
 using nlohmann::json;
 
@@ -22,7 +25,7 @@ int run_plugins(PluginRegistry& registry, bool as_json, std::ostream& out, std::
             if (e.shadowed) item["shadowed"] = true;
         } else {
             const ck_plugin_descriptor& d = *e.descriptor;
-            item["kinds"] = stage_kinds_string(d.stages);
+            item["kinds"] = stage_kinds(d.stages);
             item["version"] = d.version ? d.version : "";
             item["abi_version"] = d.abi_version;
             // Bits this ckhost does not know are ignored (a later SDK may define more).
@@ -33,11 +36,12 @@ int run_plugins(PluginRegistry& registry, bool as_json, std::ostream& out, std::
             json options = json::array();
             for (std::size_t i = 0; i < d.option_count; ++i) {
                 const ck_option_descriptor& o = d.options[i];
-                options.push_back({{"name", o.name},
-                                   {"stages", stage_kinds_string(o.stages)},
-                                   {"default", o.default_value ? o.default_value : ""},
-                                   {"choices", o.choices ? o.choices : ""},
-                                   {"help", o.help ? o.help : ""}});
+                options.push_back(
+                    {{"name", o.name},
+                     {"stages", stage_kinds(o.stages)},
+                     {"default", o.default_value ? json(o.default_value) : json()},
+                     {"choices", o.choices ? json(split_list(o.choices, '|')) : json()},
+                     {"help", o.help ? o.help : ""}});
             }
             item["options"] = options;
             if (d.kernel_variant)
@@ -50,16 +54,16 @@ int run_plugins(PluginRegistry& registry, bool as_json, std::ostream& out, std::
     for (const auto& dir : registry.search_path()) search.push_back(dir.string());
 
     if (as_json) {
-        out << json{{"search_path", search},
-                    {"toolchain", toolchain_string(host_toolchain())},
-                    {"cpu_best_isa",
-                     std::string(ck::isa_name(ck::best_supported_isa(ck::cpu_features())))},
-                    {"threads", ck::thread_count()},
-                    {"available_cpus", ck::available_cpus()},
-                    {"plugins", list},
-                    {"warnings", registry.warnings()}}
-                   .dump(1)
-            << "\n";
+        json doc = json_document("plugins");
+        doc.update(json{
+            {"search_path", search},
+            {"toolchain", toolchain_string(host_toolchain())},
+            {"cpu_best_isa", std::string(ck::isa_name(ck::best_supported_isa(ck::cpu_features())))},
+            {"threads", ck::thread_count()},
+            {"available_cpus", ck::available_cpus()},
+            {"plugins", list},
+            {"warnings", registry.warnings()}});
+        print_json(out, doc);
         return 0;
     }
     for (const auto& w : registry.warnings()) err << "warning: " << w << "\n";
@@ -77,7 +81,7 @@ int run_plugins(PluginRegistry& registry, bool as_json, std::ostream& out, std::
                 << item["path"].get<std::string>() << "\n";
             continue;
         }
-        out << "  (" << item["kinds"].get<std::string>() << ")  version "
+        out << "  (" << join(item["kinds"].get<std::vector<std::string>>()) << ")  version "
             << item["version"].get<std::string>() << "  ABI "
             << item["abi_version"].get<unsigned>();
         if (item.contains("kernel_variant"))
@@ -89,12 +93,12 @@ int run_plugins(PluginRegistry& registry, bool as_json, std::ostream& out, std::
             << item["path"].get<std::string>() << "\n";
         for (const auto& o : item["options"]) {
             out << "    option " << o["name"].get<std::string>();
-            if (!o["choices"].get<std::string>().empty())
-                out << "=" << o["choices"].get<std::string>();
-            if (!o["default"].get<std::string>().empty())
+            if (!o["choices"].is_null())
+                out << "=" << join(o["choices"].get<std::vector<std::string>>(), "|");
+            if (!o["default"].is_null())
                 out << " (default " << o["default"].get<std::string>() << ")";
-            out << " [" << o["stages"].get<std::string>() << "]: " << o["help"].get<std::string>()
-                << "\n";
+            out << " [" << join(o["stages"].get<std::vector<std::string>>())
+                << "]: " << o["help"].get<std::string>() << "\n";
         }
     }
     return 0;

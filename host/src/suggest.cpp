@@ -17,4 +17,14 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
     return out;
 }
 
+std::vector<std::string> split_list(std::string_view text, char separator) {
+    std::vector<std::string> items;
+    for (std::size_t at = 0; at <= text.size();) {
+        const std::size_t end = std::min(text.find(separator, at), text.size());
+        items.emplace_back(text.substr(at, end - at));
+        at = end + 1;
+    }
+    return items;
+}
+
 }  // namespace ckhost

@@ -9,6 +9,7 @@
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/llama/llama_keys.hpp"
+#include "ck/support/shell_quote.hpp"
 
 namespace ckplugin::bump {
 using namespace ck;
@@ -92,7 +93,8 @@ class TensorChecker {
             refuse_dtype(index,
                          "cannot be stored in bump v3 (expected f32, q4_K or q6_K for "
                          "weights); add a `dequant[to=f32]` stage before bump, e.g. "
-                         "--pipeline gguf:dequant[to=f32]:bump");
+                         "--pipeline " +
+                             support::shell_quote("gguf:dequant[to=f32]:bump"));
     }
 
     void expect_widenable_dtype(std::size_t index) const {

@@ -263,28 +263,34 @@ std::vector<std::pair<std::string, std::string>> BumpReader::format_facts(
     const Header& h = header_;
     std::map<std::uint8_t, std::size_t> per_code;
     for (std::uint8_t code : dtype_table_) ++per_code[code];
-    std::string table = std::to_string(dtype_table_.size()) + " entries at byte 132:";
+    // One value per fact (inspect --json types them): the dtype table's place and size, then
+    // how many slots each dtype has.
+    std::vector<std::pair<std::string, std::string>> facts = {
+        {"magic", std::string(magic)},
+        {"version", std::to_string(h.version)},
+        {"model_type", std::to_string(h.model_type)},
+        {"num_layers", std::to_string(h.num_layers)},
+        {"vocab_size", std::to_string(h.vocab_size)},
+        {"embed_dim", std::to_string(h.embed_dim)},
+        {"context_len", std::to_string(h.context_len)},
+        {"num_heads", std::to_string(h.num_heads)},
+        {"head_dim", std::to_string(h.head_dim)},
+        {"aligned_embed_dim", std::to_string(h.aligned_embed_dim)},
+        {"aligned_head_dim", std::to_string(h.aligned_head_dim)},
+        {"aligned_context", std::to_string(h.aligned_context)},
+        {"checksum", hex(h.checksum)},
+        {"dtype table offset", "132"},
+        {"dtype table entries", std::to_string(dtype_table_.size())}};
     for (auto [code, n] : per_code)
-        table += " " + std::string(dtype_name(code)) + " x" + std::to_string(n);
-    return {{"magic", std::string(magic)},
-            {"version", std::to_string(h.version)},
-            {"model_type", std::to_string(h.model_type)},
-            {"num_layers", std::to_string(h.num_layers)},
-            {"vocab_size", std::to_string(h.vocab_size)},
-            {"embed_dim", std::to_string(h.embed_dim)},
-            {"context_len", std::to_string(h.context_len)},
-            {"num_heads", std::to_string(h.num_heads)},
-            {"head_dim", std::to_string(h.head_dim)},
-            {"aligned_embed_dim", std::to_string(h.aligned_embed_dim)},
-            {"aligned_head_dim", std::to_string(h.aligned_head_dim)},
-            {"aligned_context", std::to_string(h.aligned_context)},
-            {"checksum", hex(h.checksum)},
-            {"dtype table", table},
-            {"payload start", std::to_string(payload_start_)},
-            {"file size", std::to_string(tensors_.file().size())},
-            {"num_kv_heads", std::to_string(geometry_.kv_heads) + " (" + geometry_source + ")"},
-            {"intermediate_size", std::to_string(geometry_.ffn) + " (" + geometry_source + ")"},
-            {"config.json", config_ ? config_path_.string() : std::string("absent")}};
+        facts.emplace_back("dtype table " + std::string(dtype_name(code)), std::to_string(n));
+    facts.insert(facts.end(),
+                 {{"payload start", std::to_string(payload_start_)},
+                  {"file size", std::to_string(tensors_.file().size())},
+                  {"num_kv_heads", std::to_string(geometry_.kv_heads)},
+                  {"intermediate_size", std::to_string(geometry_.ffn)},
+                  {"geometry from", geometry_source},
+                  {"config.json", config_ ? config_path_.string() : std::string("absent")}});
+    return facts;
 }
 
 TensorView BumpReader::tensor(std::size_t index) {

@@ -149,16 +149,18 @@ ModelHeader present_as_one_model(std::vector<ParsedGguf>& set) {
     header.metadata.erase(split_count_key);
     header.metadata.insert(std::string(split_count_key), Value::scalar(count_type, 0));
     const std::size_t first_count = header.tensors.size();
-    header.format_facts.emplace_back("split set",
-                                     std::to_string(set.size()) + " files, read as one model");
+    // One value per fact (inspect --json types them): the set's size, then each shard's file,
+    // tensors and bytes.
+    header.format_facts.emplace_back("split files", std::to_string(set.size()));
     for (std::size_t s = 0; s < set.size(); ++s) {
         ModelHeader& shard = s == 0 ? header : set[s].header;
         const std::size_t count = s == 0 ? first_count : shard.tensors.size();
         std::uint64_t bytes = 0;
         for (std::size_t i = 0; i < count; ++i) bytes += shard.tensors[i].nbytes;
-        header.format_facts.emplace_back("shard " + std::to_string(s + 1),
-                                         shard.source + ": " + std::to_string(count) +
-                                             " tensors, " + std::to_string(bytes) + " bytes");
+        const std::string shard_name = "shard " + std::to_string(s + 1);
+        header.format_facts.emplace_back(shard_name + " file", shard.source);
+        header.format_facts.emplace_back(shard_name + " tensors", std::to_string(count));
+        header.format_facts.emplace_back(shard_name + " bytes", std::to_string(bytes));
         if (s == 0) continue;
         for (const auto& [fact, value] : shard.format_facts)
             if (fact == "trailing bytes")

@@ -210,13 +210,18 @@ std::vector<std::pair<std::string, std::string>> format_facts(
         {"descriptor bytes", std::to_string(data_start - header_bytes - metadata_bytes)},
         {"data start", std::to_string(data_start)},
         {"file size", std::to_string(file_size)}};
-    for (std::uint8_t d = 0; d < dtype_count; ++d)
-        if (count_by_dtype[d] > 0)
-            facts.emplace_back(
-                "stored " + std::string(dtype_name(static_cast<Dtype>(d))),
-                std::to_string(count_by_dtype[d]) + " tensors, " +
-                    std::to_string(bytes_by_dtype[d]) + " bytes" +
-                    (is_quantized(static_cast<Dtype>(d)) ? " (read as f32, dequantized)" : ""));
+    // One value per fact (inspect --json types them): tensors and bytes per stored dtype, and
+    // which dtypes are dequantized to f32 when read.
+    std::string dequantized;
+    for (std::uint8_t d = 0; d < dtype_count; ++d) {
+        if (count_by_dtype[d] == 0) continue;
+        const std::string name(dtype_name(static_cast<Dtype>(d)));
+        facts.emplace_back("stored " + name + " tensors", std::to_string(count_by_dtype[d]));
+        facts.emplace_back("stored " + name + " bytes", std::to_string(bytes_by_dtype[d]));
+        if (is_quantized(static_cast<Dtype>(d)))
+            dequantized += (dequantized.empty() ? "" : ", ") + name;
+    }
+    if (!dequantized.empty()) facts.emplace_back("read as f32 (dequantized)", dequantized);
     const std::uint64_t data_size = file_size - data_start;
     if (data_size > used) facts.emplace_back("unused data bytes", std::to_string(data_size - used));
     return facts;

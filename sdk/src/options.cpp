@@ -28,7 +28,7 @@ bool Options::get_bool(const std::string& key, bool fallback) const {
     const std::string& s = it->second;
     if (s == "1" || s == "true" || s == "yes" || s.empty()) return true;
     if (s == "0" || s == "false" || s == "no") return false;
-    throw usage_error("option " + key + "=" + s + ": expected 0 or 1");
+    throw usage_error("option " + key + "=" + s + ": expected 1, 0, true, false, yes or no");
 }
 
 }  // namespace ck

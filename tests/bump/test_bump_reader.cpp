@@ -41,8 +41,9 @@ BOOST_AUTO_TEST_CASE(inspect_shows_header_dtype_table_and_slots) {
           "  head_dim: 64\n", "  aligned_embed_dim: 256\n", "  aligned_head_dim: 64\n",
           "  aligned_context: 512\n",
           "  checksum: 0f3367e91ae161ceb933657872de84a45fce124c487d9e5aa5786d16d021c915\n",
-          "  dtype table: 32 entries at byte 132: FP32 x19 Q4_K x11 Q6_K x2\n",
-          "  num_kv_heads: 2 (config.json)\n", "  intermediate_size: 768 (config.json)\n",
+          "  dtype table offset: 132\n", "  dtype table entries: 32\n", "  dtype table FP32: 19\n",
+          "  dtype table Q4_K: 11\n", "  dtype table Q6_K: 2\n", "  num_kv_heads: 2\n",
+          "  intermediate_size: 768\n", "  geometry from: config.json\n",
           "config.hidden_size (u64) = 256\n", "tensors: 32",
           // slot, dtype, shape, bytes, file offset
           "  token_emb  q4_K  [256, 1024]  147456  164\n",
@@ -56,7 +57,12 @@ BOOST_AUTO_TEST_CASE(inspect_shows_header_dtype_table_and_slots) {
     BOOST_TEST_REQUIRE(j.exit_code == 0, j.err);
     auto doc = nlohmann::json::parse(j.out);
     BOOST_TEST(doc["format"].get<std::string>() == "bump");
-    BOOST_TEST(doc["facts"]["aligned_context"].get<std::string>() == "512");
+    // Facts are typed fields (docs/json.md): numbers as numbers, snake_case keys.
+    BOOST_TEST(doc["facts"]["aligned_context"].get<int>() == 512);
+    BOOST_TEST(doc["facts"]["dtype_table_offset"].get<int>() == 132);
+    BOOST_TEST(doc["facts"]["dtype_table_q4_k"].get<int>() == 11);
+    BOOST_TEST(doc["facts"]["geometry_from"].get<std::string>() == "config.json");
+    BOOST_TEST(doc["facts"]["checksum"].get<std::string>().size() == 64u);
     BOOST_TEST(doc["tensor_count"].get<int>() == 32);
 }
 
@@ -65,7 +71,8 @@ BOOST_AUTO_TEST_CASE(without_config_json_the_geometry_comes_from_the_file_size) 
     fs::copy_file(golden_q4() / "weights.bump", dir / "weights.bump");
     auto r = cktest::run_ckhost({"inspect", (dir / "weights.bump").string(), "--tensors"});
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
-    BOOST_TEST(contains(r.out, "num_kv_heads: 2 (inferred from the file size"), r.out);
+    BOOST_TEST(contains(r.out, "num_kv_heads: 2\n"), r.out);
+    BOOST_TEST(contains(r.out, "geometry from: inferred from the file size"), r.out);
     BOOST_TEST(contains(r.out, "config.json: absent"), r.out);
     BOOST_TEST(contains(r.out, "layer.1.wv  q6_K  [256, 128]  26880  1185444"), r.out);
     auto v = cktest::run_ckhost({"verify", (dir / "weights.bump").string()});

@@ -86,6 +86,8 @@ BOOST_AUTO_TEST_CASE(json_report_describes_the_conversion) {
     BOOST_TEST(doc["pipeline"].get<std::string>() == "gguf:gguf");
     BOOST_TEST(doc["stages"].size() == 2u);
     BOOST_TEST(doc["plan"]["tensors"].size() == 21u);
+    BOOST_TEST(doc["bytes_in"].get<std::uint64_t>() ==
+               doc["tensor_bytes_out"].get<std::uint64_t>());
     std::string path = (out / "o.gguf").string();
     // The bytes written, header and padding included: here a copy of the input.
     BOOST_TEST(doc["bytes_out"].get<std::uint64_t>() == fs::file_size(path));
@@ -201,7 +203,10 @@ BOOST_AUTO_TEST_CASE(plugin_reports_are_valid_json) {
                                  (out / "o.gguf").string()});
     BOOST_TEST(r.exit_code == 3, r.err);
     BOOST_TEST(contains(r.err, "not valid JSON under 'testkit'"), r.err);
-    BOOST_TEST(r.out.empty(), r.out);
+    // The failure's error document (docs/json.md).
+    const auto failure = nlohmann::json::parse(r.out);
+    BOOST_TEST(failure["ok"] == false, r.out);
+    BOOST_TEST(failure["error"]["exit_code"] == 3, r.out);
     BOOST_TEST(out.entries().empty());
 
     r = cktest::run_ckhost({"--plugin-dir", plugin_dir(), "--json", "--pipeline",

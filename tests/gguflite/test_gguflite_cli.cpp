@@ -141,8 +141,9 @@ BOOST_AUTO_TEST_CASE(inspect_and_verify_pick_the_gguflite_reader) {
     auto text = cktest::run_ckhost({"inspect", file, "--tensors"});
     BOOST_TEST_REQUIRE(text.exit_code == 0, text.err);
     BOOST_TEST(contains(text.out, file + ": gguflite"), text.out);
-    BOOST_TEST(contains(text.out, "stored Q4_per_group_64: 16 tensors"), text.out);
-    BOOST_TEST(contains(text.out, "stored F32: 5 tensors"), text.out);
+    BOOST_TEST(contains(text.out, "stored Q4_per_group_64 tensors: 16\n"), text.out);
+    BOOST_TEST(contains(text.out, "stored F32 tensors: 5\n"), text.out);
+    BOOST_TEST(contains(text.out, "read as f32 (dequantized): Q4_per_group_64\n"), text.out);
     BOOST_TEST(contains(text.out, "tokenizer.ggml.tokens (arr) = [str x 1024] [\"<unk>\", \"<s>\""),
                text.out);
     BOOST_TEST(contains(text.out, "token_embd.weight  f32  [256, 1024]"), text.out);

@@ -187,6 +187,26 @@ BOOST_AUTO_TEST_CASE(the_installed_ckhost_finds_its_plugins_with_no_variable_set
     BOOST_TEST(fs::exists(installed().dir / "bump-out" / "weights.bump"));
 }
 
+// The manual page and the shell completion (issue 16) are installed where man, bash-completion
+// and zsh look; the completion names every built-in stage and its options.
+BOOST_AUTO_TEST_CASE(the_manual_page_and_the_completion_scripts_are_installed) {
+    const fs::path prefix = installed().prefix;
+    BOOST_TEST(fs::exists(prefix / "share/man/man1/ckhost.1"));
+    const fs::path bash = prefix / "share/bash-completion/completions/ckhost";
+    const fs::path zsh = prefix / "share/zsh/site-functions/_ckhost";
+    BOOST_TEST_REQUIRE(fs::exists(bash));
+    BOOST_TEST_REQUIRE(fs::exists(zsh));
+    const auto text = cktest::read_file(bash);
+    const std::string script(text.begin(), text.end());
+    for (const char* word : {"complete -F _ckhost ckhost", "headpack", "repack) _ckhost_print to=",
+                             "int8", "nf4", "--dry-run", "--plugin-dir"})
+        BOOST_TEST(contains(script, word), word);
+    const auto z = cktest::read_file(zsh);
+    BOOST_TEST(std::string(z.begin(), z.end()).starts_with("#compdef ckhost\n"));
+    auto syntax = cktest::run_program("bash", {"-n", bash.string()});
+    BOOST_TEST(syntax.exit_code == 0, syntax.err);
+}
+
 BOOST_AUTO_TEST_CASE(the_package_config_installs_headers_and_targets) {
     const fs::path prefix = installed().prefix;
     for (const char* file :
