@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bump_test_models.hpp"
+#include "inspect_output.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -43,14 +44,14 @@ BOOST_AUTO_TEST_CASE(inspect_shows_header_dtype_table_and_slots) {
           "  checksum: 0f3367e91ae161ceb933657872de84a45fce124c487d9e5aa5786d16d021c915\n",
           "  dtype table: 32 entries at byte 132: FP32 x19 Q4_K x11 Q6_K x2\n",
           "  num_kv_heads: 2 (config.json)\n", "  intermediate_size: 768 (config.json)\n",
-          "config.hidden_size (u64) = 256\n", "tensors: 32",
-          // slot, dtype, shape, bytes, file offset
-          "  token_emb  q4_K  [256, 1024]  147456  164\n",
-          "  pos_emb  f32  [256, 512]  524288  147620\n",
-          "  layer.0.w1  q4_K  [256, 1536]  221184  787620\n",
-          "  layer.1.wv  q6_K  [256, 128]  26880  1185444\n",
-          "  final_ln_bias  f32  [256]  1024  1641380\n"})
-        BOOST_TEST(contains(r.out, line), "'" << line << "' in:\n" << r.out);
+          "  config.hidden_size  u64  256\n", "tensors: 32",
+          // slot, dtype, shape, elements, bytes, file offset
+          "  token_emb  q4_K  [256, 1024]  262,144  147456  164\n",
+          "  pos_emb  f32  [256, 512]  131,072  524288  147620\n",
+          "  layer.0.w1  q4_K  [256, 1536]  393,216  221184  787620\n",
+          "  layer.1.wv  q6_K  [256, 128]  32,768  26880  1185444\n",
+          "  final_ln_bias  f32  [256]  256  1024  1641380\n"})
+        BOOST_TEST(contains(cktest::squeezed(r.out), line), "'" << line << "' in:\n" << r.out);
 
     auto j = cktest::run_ckhost({"inspect", (golden_q4() / "weights.bump").string(), "--json"});
     BOOST_TEST_REQUIRE(j.exit_code == 0, j.err);
@@ -67,7 +68,9 @@ BOOST_AUTO_TEST_CASE(without_config_json_the_geometry_comes_from_the_file_size) 
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
     BOOST_TEST(contains(r.out, "num_kv_heads: 2 (inferred from the file size"), r.out);
     BOOST_TEST(contains(r.out, "config.json: absent"), r.out);
-    BOOST_TEST(contains(r.out, "layer.1.wv  q6_K  [256, 128]  26880  1185444"), r.out);
+    BOOST_TEST(
+        contains(cktest::squeezed(r.out), "  layer.1.wv  q6_K  [256, 128]  32,768  26880  1185444"),
+        r.out);
     auto v = cktest::run_ckhost({"verify", (dir / "weights.bump").string()});
     BOOST_TEST(v.exit_code == 0, v.err);
     BOOST_TEST(contains(v.err, "no config.json"), v.err);
