@@ -76,7 +76,8 @@ std::string array_text(const ck::ArrayValue& a) {
         if (shown == max_items || (shown > 0 && items.size() + item.size() + 2 > value_width))
             return false;
         if (shown++ > 0) items += ", ";
-        items += item.size() > value_width ? item.substr(0, value_width) + "..." : item;
+        items +=
+            item.size() > value_width ? std::string(utf8_prefix(item, value_width)) + "..." : item;
         return true;
     };
     if (a.element_type() == ck::ValueType::string)
@@ -256,8 +257,10 @@ void print_inspect_text(const ck::ModelHeader& h, const TextInspectOptions& opti
         bytes += h.tensors[i].nbytes;
     }
     const std::uint64_t parameters = parameter_count(h);
-    out << "tensors: " << h.tensors.size() << ", " << with_thousands(parameters) << " parameters ("
-        << human_count(parameters) << "), " << human_bytes(h.total_bytes()) << "\n";
+    // "19,532,032 parameters (19.53 M)": the short form only where it says something more.
+    out << "tensors: " << h.tensors.size() << ", " << with_thousands(parameters) << " parameters"
+        << (parameters >= 1000 ? " (" + human_count(parameters) + ")" : "") << ", "
+        << human_bytes(h.total_bytes()) << "\n";
     if (!by_type.empty()) {
         std::vector<Row> rows;
         for (const auto& [type, v] : by_type)
