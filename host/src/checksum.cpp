@@ -2,6 +2,8 @@
 
 #include <openssl/evp.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <vector>
@@ -12,7 +14,9 @@ namespace ckhost {
 
 std::string sha256_file(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw ck::Error("cannot open for hashing", path.string());
+    if (!in)
+        throw ck::Error("cannot open for hashing: " + std::string(std::strerror(errno)),
+                        path.string());
     std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
     if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1)
         throw ck::Error("OpenSSL SHA-256 is unavailable");

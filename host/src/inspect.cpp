@@ -1,8 +1,15 @@
 #include "inspect.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -14,6 +21,7 @@
 #include "ck/kernels/validate.hpp"
 #include "ck/llama/file_type.hpp"
 #include "exit_codes.hpp"
+#include "inspect_text.hpp"
 #include "json_output.hpp"
 #include "plugin_call.hpp"
 #include "progress.hpp"
@@ -72,24 +80,6 @@ std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> bytes_by_type(
     return out;
 }
 
-void print_full_value(const ck::Value& v, std::ostream& out) {
-    if (v.type() != ck::ValueType::array) {
-        out << v.to_display() << "\n";
-        return;
-    }
-    // One element per line, all of them.
-    const ck::ArrayValue& a = v.array();
-    if (a.element_type() == ck::ValueType::string) {
-        a.for_each_string([&](std::string_view s) {
-            out << ck::Value::of_string(std::string(s)).to_display() << "\n";
-            return true;
-        });
-    } else {
-        for (std::uint64_t i = 0; i < a.size(); ++i)
-            out << ck::Value::scalar(a.element_type(), a.raw_at(i)).to_display() << "\n";
-    }
-}
-
 // general.file_type against the tensors: the stored value and its llama.cpp name, what the
 // tensors are mostly, and whether the two agree (ck/llama/file_type.hpp).
 struct FileTypeCheck {
@@ -142,15 +132,76 @@ struct FileTypeCheck {
     }
 };
 
+// "cannot open the file: No such file or directory".
+std::string cannot_open(int error) {
+    return "cannot open the file: " + std::string(std::strerror(error));
+}
+
+// Whether the GGUF reader's message explains a file no reader recognised better than "not a
+// file any reader knows": empty, a Git LFS pointer, or "GGUF" in another case or byte order.
+bool gguf_should_explain(const unsigned char* head, std::size_t size) {
+    if (size == 0) return true;
+    const std::string_view text(reinterpret_cast<const char*>(head), size);
+    if (text.starts_with("version https://git-lfs")) return true;
+    if (size < 4) return false;
+    std::string magic(text.substr(0, 4));
+    for (char& c : magic) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return magic == "GGUF" || magic == "FUGG";
+}
+
+// "bump, gguf, gguflite or safetensors".
+std::string either_of(const std::vector<std::string>& names) {
+    std::string out;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    return out.empty() ? "known" : out;
+}
+
+// "68 65 6c 6c 6f 0a (\"hello\\n\")": the first bytes, in hex and as text.
+std::string first_bytes(const unsigned char* head, std::size_t size) {
+    const std::size_t n = std::min<std::size_t>(size, 8);
+    std::string hex;
+    for (std::size_t i = 0; i < n; ++i) {
+        char buf[4];
+        std::snprintf(buf, sizeof buf, "%s%02x", i ? " " : "", head[i]);
+        hex += buf;
+    }
+    return hex + " (" +
+           ck::Value::of_string(std::string(reinterpret_cast<const char*>(head), n)).to_display() +
+           ")";
+}
+
 }  // namespace
 
 OpenedFile open_with_any_reader(PluginRegistry& registry, const fs::path& file,
                                 ck::Context& context) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw ck::Error("cannot open the file", file.string());
+    // Why a file cannot be read at all (missing, a directory, no permission) is said here, with
+    // the system's reason, before any reader sees it: their messages are about formats.
     unsigned char head[256] = {};
-    in.read(reinterpret_cast<char*>(head), sizeof head);
-    auto got = static_cast<std::size_t>(in.gcount());
+    std::size_t got = 0;
+    {
+        const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) throw ck::Error(cannot_open(errno), file.string());
+        struct stat st {};
+        if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+            const int e = S_ISDIR(st.st_mode) ? EISDIR : errno;
+            ::close(fd);
+            throw ck::Error(cannot_open(e), file.string());
+        }
+        while (got < sizeof head) {
+            const ssize_t n = ::read(fd, head + got, sizeof head - got);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) {
+                const int e = errno;
+                ::close(fd);
+                throw ck::Error("cannot read the file: " + std::string(std::strerror(e)),
+                                file.string());
+            }
+            if (n == 0) break;
+            got += static_cast<std::size_t>(n);
+        }
+        ::close(fd);
+    }
     auto readers = registry.names_with(CK_STAGE_READER);
     for (const auto& name : readers) {
         const PluginEntry& p = registry.get(name);
@@ -165,14 +216,18 @@ OpenedFile open_with_any_reader(PluginRegistry& registry, const fs::path& file,
         opened.header = call_plugin(name, [&] { return opened.reader->open(file); });
         return opened;
     }
-    // Nobody recognised it. For an empty or obviously foreign file let the GGUF reader, when
-    // present, explain (it knows empty files and Git LFS pointers); otherwise say who tried.
-    if (std::find(readers.begin(), readers.end(), "gguf") != readers.end()) {
+    // Nobody recognised it. An empty file, a Git LFS pointer or a GGUF with a damaged magic
+    // ('gguf', byte-swapped) is the GGUF reader's to explain; anything else is simply none of
+    // the formats, and "expected 'GGUF'" would wrongly suggest it was meant to be one.
+    if (std::find(readers.begin(), readers.end(), "gguf") != readers.end() &&
+        gguf_should_explain(head, got)) {
         const PluginEntry& p = registry.get("gguf");
         std::unique_ptr<ck::Reader> reader(p.descriptor->create_reader(ck::Options(), context));
         call_plugin("gguf", [&] { return reader->open(file); });
     }
-    throw ck::Error("no reader plugin recognises this file (tried: " + join(readers) + ")",
+    throw ck::Error("not a " + either_of(readers) +
+                        " file: no reader plugin recognises it; it starts with " +
+                        first_bytes(head, got),
                     file.string());
 }
 
@@ -261,6 +316,7 @@ int run_inspect(PluginRegistry& registry, const InspectSettings& settings, std::
         doc["bytes_by_type"] = types;
         doc["tensor_count"] = h.tensors.size();
         doc["tensor_bytes"] = h.total_bytes();
+        doc["parameters"] = parameter_count(h);
         if (settings.tensors) {
             json tensors = json::array();
             for (const auto& t : h.tensors)
@@ -276,31 +332,17 @@ int run_inspect(PluginRegistry& registry, const InspectSettings& settings, std::
         return 0;
     }
 
-    out << settings.file.string() << ": " << opened.plugin << "\n";
-    for (const auto& [k, v] : h.format_facts) out << "  " << k << ": " << v << "\n";
-    out << "metadata: " << h.metadata.size() << " keys\n";
-    for (const auto& [k, v] : h.metadata) {
-        const bool is_file_type = k == ck::llama::file_type_key;
-        out << "  " << k << " (" << ck::value_type_name(v.type()) << ") = "
-            << (is_file_type && file_type.stored ? ck::llama::file_type_label(*file_type.stored)
-                                                 : v.to_display())
-            << "\n";
-        if (const std::string problem = file_type.problem(); is_file_type && !problem.empty())
-            out << "    " << problem << "\n";
-    }
-    out << "tensors: " << h.tensors.size() << ", " << human_bytes(h.total_bytes()) << "\n";
-    for (const auto& [type, cb] : by_type)
-        out << "  " << type << ": " << cb.first << " tensors, " << human_bytes(cb.second) << "\n";
+    TextInspectOptions text;
+    text.file = settings.file.string();
+    text.format = opened.plugin;
+    text.tensors = settings.tensors;
+    if (file_type.stored) text.file_type_label = ck::llama::file_type_label(*file_type.stored);
+    text.file_type_problem = file_type.problem();
     // A GGUF without the key is named by llama.cpp from its tensors when it loads it.
     if (!file_type.stored_value && opened.plugin == "gguf" && !h.tensors.empty())
-        out << "  general.file_type is not stored; the tensors are " << file_type.mostly_named()
-            << "\n";
-    if (settings.tensors) {
-        out << "tensor table (name, type, shape, bytes, offset):\n";
-        for (const auto& t : h.tensors)
-            out << "  " << t.name << "  " << ck::type_name(t.type) << "  " << t.shape_string()
-                << "  " << t.nbytes << "  " << t.source_offset << "\n";
-    }
+        text.file_type_missing =
+            "general.file_type is not stored; the tensors are " + file_type.mostly_named();
+    print_inspect_text(h, text, out);
     return 0;
 }
 

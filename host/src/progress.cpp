@@ -1,20 +1,37 @@
 #include "progress.hpp"
 
 #include <cstdio>
+#include <span>
 
 namespace ckhost {
 
-std::string human_bytes(std::uint64_t bytes) {
-    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = static_cast<double>(bytes);
-    int u = 0;
-    while (v >= 1024 && u < 4) {
-        v /= 1024;
+namespace {
+
+// `value` in the largest of `units` (each `step` times the one before) that keeps it at least
+// 1, with `decimals` after the point (none for the first unit, whose values are whole).
+std::string scaled(std::uint64_t value, double step, std::span<const char* const> units,
+                   int decimals) {
+    double v = static_cast<double>(value);
+    std::size_t u = 0;
+    while (v >= step && u + 1 < units.size()) {
+        v /= step;
         ++u;
     }
     char buf[32];
-    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+    std::snprintf(buf, sizeof buf, "%.*f%s", u == 0 ? 0 : decimals, v, units[u]);
     return buf;
+}
+
+}  // namespace
+
+std::string human_bytes(std::uint64_t bytes) {
+    static constexpr const char* units[] = {" B", " KiB", " MiB", " GiB", " TiB"};
+    return scaled(bytes, 1024, units, 1);
+}
+
+std::string human_count(std::uint64_t n) {
+    static constexpr const char* units[] = {"", " K", " M", " B", " T"};
+    return scaled(n, 1000, units, 2);
 }
 
 Progress::Progress(bool enabled, std::uint64_t total_bytes)

@@ -23,5 +23,7 @@ class Progress {
 };
 
 std::string human_bytes(std::uint64_t bytes);
+// "19.53 M": a count of parameters, as llama.cpp states the size of a model.
+std::string human_count(std::uint64_t n);
 
 }  // namespace ckhost

@@ -3,8 +3,10 @@
 #include "ck/support/json_string.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -90,7 +92,8 @@ std::string render_config_json(const Config& c) {
 
 Config read_config_json(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error("cannot open config.json", path.string());
+    if (!in)
+        throw Error("cannot open config.json: " + std::string(std::strerror(errno)), path.string());
     // ordered_json: inspect lists the keys in the file's order.
     nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in, nullptr, false);
     if (doc.is_discarded() || !doc.is_object()) throw Error("not a JSON object", path.string());

@@ -1,5 +1,5 @@
-// Constants and size arithmetic of the GGUF-lite container (spec/gguf-lite.md), shared by the
-// reader, the writer and the tests.
+// Constants and size arithmetic of the GGUF-lite container (docs/formats/gguf-lite.md), shared by
+// the reader, the writer and the tests.
 #pragma once
 
 #include <bit>

@@ -1,6 +1,6 @@
-// GgufLiteReader: maps a GGUF-lite file, checks every rule of spec/gguf-lite.md before anything
-// is read, and hands out tensors as ggml types: F32 and F16 as views into the mapping, Q8/Q4
-// (which have no ggml equivalent) dequantized to F32.
+// GgufLiteReader: maps a GGUF-lite file, checks every rule of docs/formats/gguf-lite.md before
+// anything is read, and hands out tensors as ggml types: F32 and F16 as views into the mapping,
+// Q8/Q4 (which have no ggml equivalent) dequantized to F32.
 #pragma once
 
 #include <memory>

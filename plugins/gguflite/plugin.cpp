@@ -1,6 +1,6 @@
-// The gguflite plugin: GGUF-lite (spec/gguf-lite.md), a small language-neutral export format,
-// as a reader and a writer. The writer dequantizes any ggml source with the kernel table this
-// CPU runs best (chosen once, when the plugin is loaded).
+// The gguflite plugin: GGUF-lite (docs/formats/gguf-lite.md), a small language-neutral export
+// format, as a reader and a writer. The writer dequantizes any ggml source with the kernel table
+// this CPU runs best (chosen once, when the plugin is loaded).
 #include "ck/plugin.hpp"
 #include "ck/kernels/dequant.hpp"
 #include "gguflite_reader.hpp"

@@ -54,6 +54,13 @@ fs::path sample_with_file_type(const cktest::TempDir& dir, std::uint32_t value) 
     return out;
 }
 
+// The line of inspect's metadata table for `key` ("  KEY  TYPE  VALUE\n", aligned), or "".
+std::string metadata_row(const std::string& out, const std::string& key) {
+    const std::size_t at = out.find("\n  " + key + " ");
+    if (at == std::string::npos) return {};
+    return out.substr(at + 1, out.find('\n', at + 1) - at);
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(file_type)
@@ -61,7 +68,9 @@ BOOST_AUTO_TEST_SUITE(file_type)
 BOOST_AUTO_TEST_CASE(inspect_names_the_file_type) {
     auto r = cktest::run_ckhost({"inspect", cktest::sample_model().string()});
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
-    BOOST_TEST(contains(r.out, "general.file_type (u32) = 15 (MOSTLY_Q4_K_M)\n"), r.out);
+    const std::string row = metadata_row(r.out, "general.file_type");
+    BOOST_TEST(contains(row, " u32  "), r.out);
+    BOOST_TEST(row.ends_with("  15 (MOSTLY_Q4_K_M)\n"), r.out);
     BOOST_TEST(!contains(r.out, "but the tensors"), r.out);
 
     r = cktest::run_ckhost({"inspect", cktest::sample_model().string(), "--json"});
@@ -86,10 +95,11 @@ BOOST_AUTO_TEST_CASE(inspect_says_when_the_stored_value_disagrees) {
     auto r = cktest::run_ckhost({"inspect", wrong.string()});
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
     BOOST_TEST(contains(r.out,
-                        "general.file_type (u32) = 1 (MOSTLY_F16)\n"
+                        "  1 (MOSTLY_F16)\n"
                         "    stored 1 (MOSTLY_F16) but the tensors are mostly q4_K "
                         "(llama.cpp's name for them: 15 (MOSTLY_Q4_K_M))\n"),
                r.out);
+    BOOST_TEST(metadata_row(r.out, "general.file_type").ends_with("  1 (MOSTLY_F16)\n"), r.out);
     const json ft = file_type_of(wrong);
     BOOST_TEST(!ft["agrees"].get<bool>());
     BOOST_TEST(contains(ft["problem"].get<std::string>(), "stored 1 (MOSTLY_F16)"));
@@ -100,8 +110,10 @@ BOOST_AUTO_TEST_CASE(inspect_says_when_the_stored_value_disagrees) {
     // An id llama.cpp does not know (4 was MOSTLY_Q4_1_SOME_F16, long removed).
     r = cktest::run_ckhost({"inspect", sample_with_file_type(dir, 4).string()});
     BOOST_TEST(contains(r.out,
-                        "general.file_type (u32) = 4 (no llama.cpp name)\n"
+                        "  4 (no llama.cpp name)\n"
                         "    stored 4 (no llama.cpp name) but the tensors are mostly q4_K"),
+               r.out);
+    BOOST_TEST(metadata_row(r.out, "general.file_type").ends_with("  4 (no llama.cpp name)\n"),
                r.out);
     BOOST_TEST(file_type_of(dir / "patched.gguf")["name"].is_null());
 }

@@ -1,5 +1,5 @@
-// Malformed GGUF-lite files, crafted here, one per rule of spec/gguf-lite.md: through the real
-// binary each is exit 1 with one line naming the file, the byte offset and the problem, and no
+// Malformed GGUF-lite files, crafted here, one per rule of docs/formats/gguf-lite.md: through the
+// real binary each is exit 1 with one line naming the file, the byte offset and the problem, and no
 // output is left behind.
 #include <boost/test/unit_test.hpp>
 

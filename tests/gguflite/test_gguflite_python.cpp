@@ -87,7 +87,8 @@ BOOST_AUTO_TEST_CASE(python_reader_matches_ckhost, *utf::precondition(PythonPres
         const auto& t = h.tensors[i];
         BOOST_TEST(summary["tensors"][i]["name"].get<std::string>() == t.name);
         dtypes.insert(summary["tensors"][i]["dtype"].get<std::string>());
-        const auto python = cktest::read_file(dir / "dump" / (std::to_string(i) + ".f32"));
+        // --dump names each file after its tensor (these names need no escaping).
+        const auto python = cktest::read_file(dir / "dump" / (t.name + ".f32"));
         const auto ckhost = as_f32_bytes(t, gguf.tensor(i).bytes());
         BOOST_TEST((python == ckhost), t.name << ": Python's values differ from ckhost's");
     }

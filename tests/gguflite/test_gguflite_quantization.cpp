@@ -1,4 +1,4 @@
-// Q8_per_channel and Q4_per_group_64 exactly as spec/gguf-lite.md computes them: the file's
+// Q8_per_channel and Q4_per_group_64 exactly as docs/formats/gguf-lite.md computes them: the file's
 // bytes equal the spec's formulas computed independently here, the round-trip check finds the
 // reloaded values equal to the writer's fake quantization (error exactly 0), every quantizer
 // variant gives the same bytes, and the size table comes out as expected.

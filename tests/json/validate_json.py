@@ -96,6 +96,14 @@ with tempfile.TemporaryDirectory(prefix="ckhost-json-") as tmp:
     run("convert", ["--pipeline", "gguf:bump[strict=2]", "-i", sample, "-o", "o2/", "--json"], 2, t)
     run("convert", ["--josn", "--json", "--pipeline", "gguf:gguf", "-i", sample, "-o", "y.gguf"], 2, t)
     run("convert", ["--json", "--pipeline", "gguf:gguf", "-i", sample], 2, t)  # no output
+    # A failed conversion carries the warnings before it and the pipeline that plans instead.
+    nf4 = run("convert", ["--json", "--pipeline", "gguf:repack[to=nf4]:safetensors", "-i", sample,
+                          "-o", "nf4.safetensors"], 1, t)
+    if nf4 is not None:
+        if nf4["error"].get("suggestion") != "gguf:dequant:repack[to=nf4]:safetensors":
+            fail(f"repack nf4 failure: suggestion {nf4['error'].get('suggestion')!r}")
+        if not any("q4_K" in w for w in nf4["error"].get("warnings", [])):
+            fail(f"repack nf4 failure: no repack warning in {nf4['error'].get('warnings')!r}")
 
     # inspect: one file, tensors, values, several files (one of them unreadable), failures.
     one = run("inspect", ["inspect", sample, "--json", "--tensors"], 0, t)

@@ -1,5 +1,6 @@
-// The Int8 and NF4 encoders of repack.md on vectors worked out by hand: constant blocks, ties,
-// extremes, outliers, and the element order of Q4_0 (llama.cpp's, not "two per byte").
+// The Int8 and NF4 encoders of docs/formats/repack-blocks.md on vectors worked out by hand:
+// constant blocks, ties, extremes, outliers, and the element order of Q4_0 (llama.cpp's, not "two
+// per byte").
 #include <boost/test/unit_test.hpp>
 
 #include <array>

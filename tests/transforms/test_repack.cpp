@@ -118,7 +118,7 @@ BOOST_AUTO_TEST_CASE(q8_0_to_int8_on_llama_cpp_file,
     const Accuracy acc = check_against_source(in, dir / "o.safetensors");
     BOOST_TEST(acc.repacked == 16u);  // every 2-D weight
     BOOST_TEST(acc.outside_one_step == 0u);
-    // repack.md: about 0.6% against the dequantized Q8_0 source.
+    // docs/formats/repack-blocks.md: about 0.6% against the dequantized Q8_0 source.
     BOOST_TEST(acc.relative_rms() > 0.004);
     BOOST_TEST(acc.relative_rms() < 0.008);
     // The report says the same (its sums run in f32 per 1024 elements).
@@ -140,7 +140,7 @@ BOOST_AUTO_TEST_CASE(q4_0_to_nf4_on_llama_cpp_files,
         const Accuracy acc = check_against_source(in, dir / "o.safetensors");
         BOOST_TEST(acc.repacked > 0u, name);
         BOOST_TEST(acc.outside_one_step == 0u, name);
-        // repack.md: about 9.5% against the dequantized Q4_0 source.
+        // docs/formats/repack-blocks.md: about 9.5% against the dequantized Q4_0 source.
         BOOST_TEST(acc.relative_rms() > 0.085, name);
         BOOST_TEST(acc.relative_rms() < 0.105, name);
         BOOST_TEST(

@@ -1,11 +1,11 @@
 // The NF4 nearest-entry rule turned into 15 thresholds, computed at compile time.
 //
-// repack.md defines the index of x as the codebook entry j minimising |codebook[j] - x| in f32,
-// ties to the higher index. Between two neighbours c_j < c_j+1 both rounded distances are
-// monotonic in x, so "c_j+1 is at least as close as c_j" holds exactly from some float t_j
-// upwards; no other entry can win or tie there (it is farther by at least 0.08, far more than
-// the rounding of a distance below 2). So the index is the number of thresholds t_j <= x: no
-// subtraction, no tie logic, the same compare in every variant, and NaN (no compare succeeds)
+// docs/formats/repack-blocks.md defines the index of x as the codebook entry j minimising
+// |codebook[j] - x| in f32, ties to the higher index. Between two neighbours c_j < c_j+1 both
+// rounded distances are monotonic in x, so "c_j+1 is at least as close as c_j" holds exactly from
+// some float t_j upwards; no other entry can win or tie there (it is farther by at least 0.08, far
+// more than the rounding of a distance below 2). So the index is the number of thresholds t_j <= x:
+// no subtraction, no tie logic, the same compare in every variant, and NaN (no compare succeeds)
 // gives 0, exactly as the literal scan does. tests/kernels/test_repack_encoders.cpp checks the
 // equivalence around every threshold.
 #pragma once

@@ -66,7 +66,7 @@ void repack_path(const std::byte* source, std::size_t n, std::uint8_t* codes, st
         codes, scales, error);
 }
 
-// The paths of repack.md, all run by one variant.
+// The paths of docs/formats/repack-blocks.md, all run by one variant.
 template <class Kernels>
 RepackTable build_repack_table(Isa isa) {
     RepackTable t;

@@ -1,6 +1,7 @@
-// The scalar reference of the repack encoders (repack.md), written as the formulas read, and
-// the scalar table built on them. The SIMD variants perform the same f32 operations in the
-// same order (a true division, multiplies and adds never fused) and must match it bit for bit.
+// The scalar reference of the repack encoders (docs/formats/repack-blocks.md), written as the
+// formulas read, and the scalar table built on them. The SIMD variants perform the same f32
+// operations in the same order (a true division, multiplies and adds never fused) and must match it
+// bit for bit.
 #include <cmath>
 #include <limits>
 

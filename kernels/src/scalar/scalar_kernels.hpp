@@ -1,5 +1,5 @@
-// The scalar reference kernels, one per ggml type (kernels.md has the block layouts).
-// Internal to kernels/: plugins reach them through the tables in ck/kernels/dequant.hpp.
+// The scalar reference kernels, one per ggml type (docs/formats/quantization.md has the block
+// layouts). Internal to kernels/: plugins reach them through the tables in ck/kernels/dequant.hpp.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// The three stage interfaces a plugin implements, and their life cycle (architecture.md):
+// The three stage interfaces a plugin implements, and their life cycle (docs/plugin-guide.md):
 //
 //   Reader::open            -> ModelHeader (metadata + tensor directory, no tensor bytes)
 //   Transform::plan         -> the header it will produce (pure, descriptors only)

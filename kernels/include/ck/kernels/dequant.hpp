@@ -1,6 +1,6 @@
 // Dequantization kernels: one function per ggml type, one table per instruction set.
 // Every variant is bit-identical to the scalar reference, which is bit-identical to ggml's
-// own to_float (kernels.md).
+// own to_float (docs/formats/quantization.md).
 #pragma once
 
 #include <array>

@@ -1,6 +1,7 @@
-// Repacking kernels: ggml blocks -> web-rwkv's Int8 and NF4 layouts (repack.md), one table per
-// instruction set like the dequantizers. Every variant produces the same bytes as the scalar
-// reference, and the same accuracy figures, bit for bit.
+// Repacking kernels: ggml blocks -> web-rwkv's Int8 and NF4 layouts
+// (docs/formats/repack-blocks.md), one table per instruction set like the dequantizers. Every
+// variant produces the same bytes as the scalar reference, and the same accuracy figures, bit for
+// bit.
 //
 //   Int8: 128-element blocks; codes u8, one (min, max) f16 pair per block;
 //         y = (q / 255) * (max - min) + min
@@ -99,8 +100,8 @@ constexpr std::size_t scale_count(RepackTarget target, std::size_t n) {
     return target == RepackTarget::int8 ? n / int8_block_elements * 2 : n / nf4_block_elements;
 }
 
-// The formulas of repack.md for one block, written plainly: the definition the tables are
-// tested against.
+// The formulas of docs/formats/repack-blocks.md for one block, written plainly: the definition the
+// tables are tested against.
 //
 // Int8: mn = f16(min v), mx = f16(max v), widened; q = round_half_away(clamp((v - mn) /
 // (mx - mn), 0, 1) * 255) when mx > mn, else 0. NaN elements take no part in min/max and
