@@ -99,7 +99,9 @@ Header decode_header(std::span<const std::byte, header_bytes> bytes) {
 }
 
 bool has_magic(const unsigned char* head, std::size_t size, const char*) noexcept {
-    return size >= magic.size() && std::memcmp(head, magic.data(), magic.size()) == 0;
+    // BUMPWGT3 or BUMPWGT4: the same reader takes both.
+    return size >= magic.size() && (std::memcmp(head, magic.data(), magic.size()) == 0 ||
+                                    std::memcmp(head, "BUMPWGT4", magic.size()) == 0);
 }
 
 }  // namespace ckplugin::bump

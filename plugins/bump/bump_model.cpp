@@ -55,38 +55,10 @@ std::optional<std::uint32_t> layer_of_attn_norm(std::string_view name) {
     return n;
 }
 
-// Looks tensors up by name and checks them, remembering which ones were used.
-class TensorChecker {
+// TensorIndex plus the v3 dtype rules.
+class TensorChecker : public TensorIndex {
   public:
-    explicit TensorChecker(const ModelHeader& header) : header_(header) {
-        for (std::size_t i = 0; i < header.tensors.size(); ++i)
-            index_.emplace(header.tensors[i].name, i);
-    }
-
-    std::optional<std::size_t> find(const std::string& name) {
-        auto it = index_.find(name);
-        if (it == index_.end()) return std::nullopt;
-        used_.insert(it->second);
-        return it->second;
-    }
-
-    std::size_t require(const std::string& name) {
-        if (auto i = find(name)) return *i;
-        throw Error(
-            "required tensor is missing (bump v3 needs token_embd, output_norm and, per layer, "
-            "attn_norm, ffn_norm, attn_q/k/v/output and ffn_gate/up/down)",
-            {}, {}, tensor_subject(name));
-    }
-
-    // `formula` explains the expected shape, e.g. "[E, Hkv*hd] with E=256, Hkv=2, hd=64".
-    void expect_shape(std::size_t index, const std::vector<std::int64_t>& expected,
-                      const std::string& formula) const {
-        const TensorInfo& t = header_.tensors[index];
-        if (t.ne != expected)
-            throw Error("shape " + t.shape_string() + ", expected " + shape_string(expected) +
-                            " (" + formula + ")",
-                        {}, {}, tensor_subject(t.name));
-    }
+    explicit TensorChecker(const ModelHeader& header) : TensorIndex(header, "bump v3") {}
 
     void expect_weight_dtype(std::size_t index) const {
         if (!weight_dtype_of(at(index).type))
@@ -108,14 +80,6 @@ class TensorChecker {
         const TensorInfo& t = at(index);
         throw Error("dtype " + type_string(t.type) + " " + why, {}, {}, tensor_subject(t.name));
     }
-
-    const TensorInfo& at(std::size_t index) const { return header_.tensors[index]; }
-    bool used(std::size_t index) const { return used_.count(index) != 0; }
-
-  private:
-    const ModelHeader& header_;
-    std::unordered_map<std::string, std::size_t> index_;
-    std::set<std::size_t> used_;
 };
 
 std::uint32_t checked_u32(std::int64_t v, const std::string& what, const std::string& subject) {
@@ -177,24 +141,6 @@ void read_sizes(const ModelHeader& header, const llama::ArchKeys& keys, TensorCh
     if (g.context == 0)
         throw Error("context length 0 (expected at least 1; override with bump[context=N])", {}, {},
                     "key '" + keys.key("context_length") + "'");
-}
-
-Config make_config(const llama::ArchKeys& keys, const Geometry& g) {
-    Config c;
-    c.model_type = keys.arch();
-    c.num_hidden_layers = g.layers;
-    c.hidden_size = g.embed;
-    c.intermediate_size = g.ffn;
-    c.num_attention_heads = g.heads;
-    c.num_key_value_heads = g.kv_heads;
-    c.vocab_size = g.vocab;
-    c.max_position_embeddings = g.context;
-    // llama.cpp's key (deliberate difference 1), then the legacy key, then the default.
-    auto eps = keys.number("attention.layer_norm_rms_epsilon");
-    if (!eps) eps = keys.number_exact("llama.norm_rms_eps");
-    c.rms_norm_eps = eps.value_or(llama::FloatParam{1e-5, false});
-    c.rope_theta = keys.number("rope.freq_base").value_or(llama::FloatParam{10000.0, false});
-    return c;
 }
 
 // Which tensor fills which slot, checked one by one in payload order.
@@ -364,6 +310,54 @@ void tie_output_weight(TensorChecker& tensors, const TensorInfo& embd, ModelPlan
 }
 
 }  // namespace
+
+TensorIndex::TensorIndex(const ModelHeader& header, std::string version)
+    : header_(header), version_(std::move(version)) {
+    for (std::size_t i = 0; i < header.tensors.size(); ++i)
+        index_.emplace(header.tensors[i].name, i);
+}
+
+std::optional<std::size_t> TensorIndex::find(const std::string& name) {
+    auto it = index_.find(name);
+    if (it == index_.end()) return std::nullopt;
+    used_.insert(it->second);
+    return it->second;
+}
+
+std::size_t TensorIndex::require(const std::string& name) {
+    if (auto i = find(name)) return *i;
+    throw Error("required tensor is missing (" + version_ +
+                    " needs token_embd, output_norm and, per layer, attn_norm, ffn_norm, "
+                    "attn_q/k/v/output and ffn_gate/up/down)",
+                {}, {}, llama::tensor_subject(name));
+}
+
+void TensorIndex::expect_shape(std::size_t index, const std::vector<std::int64_t>& expected,
+                               const std::string& formula) const {
+    const TensorInfo& t = header_.tensors[index];
+    if (t.ne != expected)
+        throw Error("shape " + t.shape_string() + ", expected " + shape_string(expected) + " (" +
+                        formula + ")",
+                    {}, {}, llama::tensor_subject(t.name));
+}
+
+Config make_config(const llama::ArchKeys& keys, const Geometry& g) {
+    Config c;
+    c.model_type = keys.arch();
+    c.num_hidden_layers = g.layers;
+    c.hidden_size = g.embed;
+    c.intermediate_size = g.ffn;
+    c.num_attention_heads = g.heads;
+    c.num_key_value_heads = g.kv_heads;
+    c.vocab_size = g.vocab;
+    c.max_position_embeddings = g.context;
+    // llama.cpp's key (deliberate difference 1), then the legacy key, then the default.
+    auto eps = keys.number("attention.layer_norm_rms_epsilon");
+    if (!eps) eps = keys.number_exact("llama.norm_rms_eps");
+    c.rms_norm_eps = eps.value_or(llama::FloatParam{1e-5, false});
+    c.rope_theta = keys.number("rope.freq_base").value_or(llama::FloatParam{10000.0, false});
+    return c;
+}
 
 ModelPlan plan_model(const ModelHeader& header, const PlanOptions& options) {
     const llama::ArchKeys keys(header.metadata);

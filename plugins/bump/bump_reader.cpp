@@ -10,6 +10,8 @@
 #include <limits>
 #include <map>
 
+#include "bump_v4.hpp"
+#include "bump_v4_reader.hpp"
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/support/byte_cursor.hpp"
@@ -21,16 +23,6 @@ namespace ckplugin::bump {
 using namespace ck;
 
 namespace {
-
-std::string hex(std::span<const std::uint8_t> bytes) {
-    static const char digits[] = "0123456789abcdef";
-    std::string out;
-    for (std::uint8_t b : bytes) {
-        out += digits[b >> 4];
-        out += digits[b & 15];
-    }
-    return out;
-}
 
 std::string slot_subject(const std::string& name) {
     return "slot '" + name + "'";
@@ -96,7 +88,22 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> infer_kv_heads_and_ffn(
 
 }  // namespace
 
+BumpReader::BumpReader(Context& context) : context_(context) {}
+BumpReader::~BumpReader() = default;
+
 ModelHeader BumpReader::open(const fs::path& path) {
+    {
+        // The magic decides the version; the v4 reader maps the file again (cheap: no bytes
+        // are read beyond the header and the dtype table).
+        support::MappedTensors probe;
+        probe.open(path);
+        const auto& f = probe.file();
+        if (f.size() >= v4::magic.size() &&
+            std::memcmp(f.data(), v4::magic.data(), v4::magic.size()) == 0) {
+            v4_ = std::make_unique<BumpV4Reader>(context_);
+            return v4_->open(path);
+        }
+    }
     path_ = path;
     const std::string file = path.string();
     tensors_.open(path);
@@ -294,6 +301,7 @@ std::vector<std::pair<std::string, std::string>> BumpReader::format_facts(
 }
 
 TensorView BumpReader::tensor(std::size_t index) {
+    if (v4_) return v4_->tensor(index);
     return tensors_.view(index);
 }
 
@@ -321,6 +329,7 @@ void BumpReader::check_config_against_header() const {
 }
 
 void BumpReader::verify() {
+    if (v4_) return v4_->verify();
     const std::string file = path_.string();
     const Header& h = header_;
     if (tensors_.file().size() != expected_size_)
@@ -363,31 +372,7 @@ void BumpReader::verify() {
 
     // Read the file again rather than the mapping: verifying a many-GB file should not make
     // all of it resident in this process.
-    int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw Error(std::string("cannot open the file: ") + std::strerror(errno), file);
-    BackgroundSha256 hasher;
-    std::vector<std::byte> buffers[2] = {std::vector<std::byte>(4u << 20),
-                                         std::vector<std::byte>(4u << 20)};
-    std::uint64_t offset = header_bytes;
-    int which = 0;
-    while (true) {
-        ssize_t n =
-            ::pread(fd, buffers[which].data(), buffers[which].size(), static_cast<off_t>(offset));
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            int e = errno;
-            hasher.wait();
-            ::close(fd);
-            throw Error(std::string("read failed: ") + std::strerror(e), file, offset);
-        }
-        if (n == 0) break;
-        hasher.wait();  // the other buffer is free again; this one is hashed while we read on
-        hasher.update(std::span(buffers[which].data(), static_cast<std::size_t>(n)));
-        offset += static_cast<std::uint64_t>(n);
-        which ^= 1;
-    }
-    ::close(fd);
-    Digest actual = hasher.digest();
+    Digest actual = sha256_of_file(path_, header_bytes);
     if (actual != h.checksum)
         throw Error("checksum mismatch: the header says " + hex(h.checksum) +
                         ", bytes 128 to the end hash to " + hex(actual),

@@ -15,9 +15,13 @@
 namespace ckplugin::bump {
 using namespace ck;
 
+class BumpV4Reader;
+
+// A BUMPWGT4 file is handed to BumpV4Reader: one reader for both versions.
 class BumpReader final : public Reader {
   public:
-    explicit BumpReader(Context& context) : context_(context) {}
+    explicit BumpReader(Context& context);
+    ~BumpReader() override;
     ModelHeader open(const std::filesystem::path& path) override;
     TensorView tensor(std::size_t index) override;
     void verify() override;
@@ -47,6 +51,7 @@ class BumpReader final : public Reader {
     void check_config_against_header() const;
 
     Context& context_;
+    std::unique_ptr<BumpV4Reader> v4_;  // set by open() for a BUMPWGT4 file
     std::filesystem::path path_;
     support::MappedTensors tensors_;  // the file and each slot's extent
     Header header_;

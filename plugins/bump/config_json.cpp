@@ -85,8 +85,10 @@ std::string render_config_json(const Config& c) {
         << "  \"rms_norm_eps\": "
         << python_float_repr(c.rms_norm_eps.value, c.rms_norm_eps.single_precision) << ",\n"
         << "  \"rope_theta\": "
-        << python_float_repr(c.rope_theta.value, c.rope_theta.single_precision) << "\n"
-        << "}\n";
+        << python_float_repr(c.rope_theta.value, c.rope_theta.single_precision);
+    if (c.tie_word_embeddings)
+        out << ",\n  \"tie_word_embeddings\": " << (*c.tie_word_embeddings ? "true" : "false");
+    out << "\n}\n";
     return out.str();
 }
 

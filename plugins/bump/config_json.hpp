@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -23,6 +24,8 @@ struct Config {
     std::uint64_t max_position_embeddings = 0;
     llama::FloatParam rms_norm_eps;
     llama::FloatParam rope_theta;
+    // bump v4 only: written last, after rope_theta, as the v4 reference converter does.
+    std::optional<bool> tie_word_embeddings;
     Metadata entries;  // every key of a file read back, as "config.<key>" (for inspect)
 };
 

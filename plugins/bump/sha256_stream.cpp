@@ -1,6 +1,12 @@
 #include "sha256_stream.hpp"
 
+#include <fcntl.h>
 #include <openssl/evp.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
 
 #include <string>
 #include <system_error>
@@ -90,6 +96,45 @@ Digest sha256(std::span<const std::byte> bytes) {
               EVP_DigestFinal_ex(ctx, out.data(), &length) == 1;
     EVP_MD_CTX_free(ctx);
     if (!ok) throw Error("OpenSSL SHA-256 failed");
+    return out;
+}
+
+Digest sha256_of_file(const std::filesystem::path& path, std::uint64_t from) {
+    const std::string file = path.string();
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw ck::Error(std::string("cannot open the file: ") + std::strerror(errno), file);
+    BackgroundSha256 hasher;
+    std::vector<std::byte> buffers[2] = {std::vector<std::byte>(4u << 20),
+                                         std::vector<std::byte>(4u << 20)};
+    std::uint64_t offset = from;
+    int which = 0;
+    while (true) {
+        ssize_t n =
+            ::pread(fd, buffers[which].data(), buffers[which].size(), static_cast<off_t>(offset));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            int e = errno;
+            hasher.wait();
+            ::close(fd);
+            throw ck::Error(std::string("read failed: ") + std::strerror(e), file, offset);
+        }
+        if (n == 0) break;
+        hasher.wait();  // the other buffer is free again; this one is hashed while we read on
+        hasher.update(std::span(buffers[which].data(), static_cast<std::size_t>(n)));
+        offset += static_cast<std::uint64_t>(n);
+        which ^= 1;
+    }
+    ::close(fd);
+    return hasher.digest();
+}
+
+std::string hex(std::span<const std::uint8_t> bytes) {
+    static const char digits[] = "0123456789abcdef";
+    std::string out;
+    for (std::uint8_t b : bytes) {
+        out += digits[b >> 4];
+        out += digits[b & 15];
+    }
     return out;
 }
 

@@ -7,8 +7,10 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <filesystem>
 #include <mutex>
 #include <span>
+#include <string>
 #include <thread>
 
 struct evp_md_ctx_st;
@@ -45,6 +47,12 @@ class BackgroundSha256 {
     bool failed_ = false;
     std::thread thread_;
 };
+
+// SHA-256 of a file from byte `from` to its end, read with pread (not mapped, so that a
+// many-GB file does not become resident); hashing overlaps the next read. ck::Error on failure.
+Digest sha256_of_file(const std::filesystem::path& path, std::uint64_t from);
+// Lowercase hex, as sha256sum prints it.
+std::string hex(std::span<const std::uint8_t> bytes);
 
 // SHA-256 of one buffer, on the calling thread.
 Digest sha256(std::span<const std::byte> bytes);
