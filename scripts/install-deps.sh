@@ -9,6 +9,7 @@ packages=(
   libssl-dev nlohmann-json3-dev libtbb-dev
   libbenchmark-dev python3 python3-numpy
   python3-jsonschema  # validates every command's --json output against docs/schema/ (tests/json)
+  zsh  # the zsh completion test loads the generated script (it skips without zsh)
 )
 if [ "${1:-}" = "--fuzz" ]; then
   packages+=(clang libclang-rt-14-dev)
