@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "batch_jobs.hpp"
+#include "batch_shard.hpp"
 #include "child_process.hpp"
 #include "ck/context.hpp"
 #include "ck/enum_names.hpp"
@@ -50,6 +51,7 @@ std::string status_name(Status s) {
 
 struct JobState {
     BatchJob job;
+    std::size_t number = 0;         // 1-based, in the whole jobs list (a shard runs some of them)
     std::vector<fs::path> outputs;  // as the job's writer plans them
     Status status = Status::pending;
     std::optional<int> exit_code;
@@ -204,10 +206,10 @@ std::string seconds_text(double seconds) {
     return s.str();
 }
 
-json job_json(std::size_t number, const JobState& s) {
+json job_json(const JobState& s) {
     json outputs = json::array();
     for (const auto& p : s.outputs) outputs.push_back(p.string());
-    json j = {{"job", number},
+    json j = {{"job", s.number},
               {"where", s.job.where},
               {"pipeline", s.job.pipeline},
               {"input", s.job.input.string()},
@@ -221,11 +223,45 @@ json job_json(std::size_t number, const JobState& s) {
     return j;
 }
 
-std::vector<JobState> load_jobs(const BatchSettings& settings) {
+// What the shard split needs of a job: the files it writes, by absolute path (its planned
+// outputs, or its OUTPUT argument when it does not plan: that job fails wherever it runs), and
+// its input's size.
+ShardItem shard_item(PluginRegistry& registry, const BatchJob& job) {
+    ShardItem item;
+    const auto key = [](const fs::path& p) {
+        fs::path normal = fs::absolute(p).lexically_normal();
+        if (!normal.has_filename()) normal = normal.parent_path();  // out/ and out are one
+        return normal.string();
+    };
+    try {
+        Pipeline pipeline(registry, job.pipeline);
+        pipeline.plan(job.input, job.output);
+        for (const auto& p : pipeline.outputs()) item.keys.push_back(key(p));
+    } catch (const ck::Error&) {
+    }
+    if (item.keys.empty()) item.keys.push_back(key(job.output));
+    std::error_code ec;
+    const auto size = fs::file_size(job.input, ec);
+    item.weight = ec ? 0 : size;
+    return item;
+}
+
+std::vector<JobState> load_jobs(PluginRegistry& registry, const BatchSettings& settings,
+                                std::size_t& jobs_in_list) {
+    std::vector<BatchJob> all = parse_jobs(read_jobs_text(settings.jobs_file), settings.jobs_file);
+    jobs_in_list = all.size();
+    std::vector<unsigned> shard_of(all.size(), 0);
+    if (settings.shard && settings.shard->count > 1) {
+        std::vector<ShardItem> items;
+        for (const auto& job : all) items.push_back(shard_item(registry, job));
+        shard_of = assign_shards(items, settings.shard->count);
+    }
     std::vector<JobState> jobs;
-    for (auto& job : parse_jobs(read_jobs_text(settings.jobs_file), settings.jobs_file)) {
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        if (settings.shard && shard_of[i] != settings.shard->index) continue;
         jobs.emplace_back();
-        jobs.back().job = std::move(job);
+        jobs.back().job = std::move(all[i]);
+        jobs.back().number = i + 1;
     }
     return jobs;
 }
@@ -281,12 +317,11 @@ std::map<Status, std::size_t> count_statuses(const std::vector<JobState>& jobs) 
 }
 
 // The `--json` report: the batch, a summary by status, and every job with its own report.
-void print_json_report(std::ostream& out, const BatchSettings& settings,
-                       const std::vector<JobState>& jobs,
-                       const std::map<Status, std::size_t>& counts, double seconds,
-                       bool interrupted) {
+json json_report(const BatchSettings& settings, const std::vector<JobState>& jobs,
+                 std::size_t jobs_in_list, const std::map<Status, std::size_t>& counts,
+                 double seconds, bool interrupted) {
     json list = json::array();
-    for (std::size_t i = 0; i < jobs.size(); ++i) list.push_back(job_json(i + 1, jobs[i]));
+    for (const auto& s : jobs) list.push_back(job_json(s));
     json summary = {{"jobs", jobs.size()}};
     for (Status st :
          {Status::ok, Status::skipped, Status::failed, Status::interrupted, Status::not_run})
@@ -299,7 +334,35 @@ void print_json_report(std::ostream& out, const BatchSettings& settings,
                 {"seconds", seconds},
                 {"summary", summary},
                 {"jobs", list}});
-    print_json(out, doc);
+    // Which slice this was, and of what list: what batch-report needs to find the jobs that a
+    // shard which never reported would have run.
+    doc["shard"] = nullptr;
+    if (settings.shard)
+        doc["shard"] = {
+            {"index", settings.shard->index},
+            {"count", settings.shard->count},
+            {"source", settings.shard->source},
+            {"jobs_in_list", jobs_in_list},
+            {"jobs_file", settings.jobs_file == "-" ? std::string("-")
+                                                    : fs::absolute(settings.jobs_file).string()}};
+    return doc;
+}
+
+// DIR/shard-K.json, atomically (a temporary file renamed into place, fsync'ed unless
+// --no-sync): a task killed while writing it leaves the previous report or none, never half of
+// one, and batch-report then counts its jobs as not run.
+void write_report_file(const BatchSettings& settings, const json& doc) {
+    const fs::path path = fs::path(settings.report_dir) /
+                          ("shard-" + std::to_string(settings.shard->index) + ".json");
+    std::ostringstream text;
+    print_json(text, doc);
+    // The jobs have stopped; the interrupt has done its work and must not stop the report.
+    ck::clear_interrupt();
+    const std::string bytes = text.str();
+    ck::OutputSet set(true);
+    set.set_sync(settings.sync);
+    set.create(path).write(bytes.data(), bytes.size());
+    set.commit();
 }
 
 // The text report: one line per job (with its error and warnings), then the totals.
@@ -307,8 +370,8 @@ void print_text_report(std::ostream& out, const std::vector<JobState>& jobs,
                        const std::map<Status, std::size_t>& counts, double seconds) {
     for (std::size_t i = 0; i < jobs.size(); ++i) {
         const JobState& s = jobs[i];
-        out << std::setw(3) << i + 1 << "  " << std::left << std::setw(11) << status_name(s.status)
-            << std::right << std::setw(9)
+        out << std::setw(3) << s.number << "  " << std::left << std::setw(11)
+            << status_name(s.status) << std::right << std::setw(9)
             << (s.status == Status::ok || s.status == Status::failed ? seconds_text(s.seconds)
                                                                      : "-")
             << "  " << s.job.where << "  " << s.job.pipeline << "  " << s.job.input.string()
@@ -340,17 +403,20 @@ void batch_signal_received() noexcept {
 int run_batch(PluginRegistry& registry, const BatchSettings& settings, std::ostream& out,
               std::ostream& err) {
     const auto started = std::chrono::steady_clock::now();
-    std::vector<JobState> jobs = load_jobs(settings);
+    std::size_t jobs_in_list = 0;
+    std::vector<JobState> jobs = load_jobs(registry, settings, jobs_in_list);
     run_jobs(registry, settings, jobs, err);
 
     const std::map<Status, std::size_t> counts = count_statuses(jobs);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const bool interrupted = signals_received.load() > 0;
-    if (settings.json)
-        print_json_report(out, settings, jobs, counts, seconds, interrupted);
-    else
-        print_text_report(out, jobs, counts, seconds);
+    if (settings.json || !settings.report_dir.empty()) {
+        const json doc = json_report(settings, jobs, jobs_in_list, counts, seconds, interrupted);
+        if (!settings.report_dir.empty()) write_report_file(settings, doc);
+        if (settings.json) print_json(out, doc);
+    }
+    if (!settings.json) print_text_report(out, jobs, counts, seconds);
     if (interrupted) return ckhost::interrupted;
     return counts.at(Status::failed) ? failed : ok;
 }

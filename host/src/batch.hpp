@@ -4,9 +4,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "batch_shard.hpp"
 #include "plugin_registry.hpp"
 
 namespace ckhost {
@@ -23,6 +25,11 @@ struct BatchSettings {
     unsigned threads = 1;          // the batch's threads, divided between its running jobs
     std::uint64_t max_memory = 0;  // the batch's --max-memory, divided the same way
     bool sync = true;              // false: --no-sync
+    // --shard: run only this slice of the jobs (batch_shard.hpp); none: every job.
+    std::optional<ShardSpec> shard;
+    // --report-dir: the --json report also goes to DIR/shard-K.json, written atomically, for
+    // `ckhost batch-report DIR`.
+    std::string report_dir;
 };
 
 // Runs the batch and prints the summary (text or JSON) on `out`, one line per finished job on

@@ -82,7 +82,28 @@ std::vector<BatchJob> parse_json(std::string_view text, const std::string& sourc
     return jobs;
 }
 
+// A field in double quotes for boost's split_unix (its escaped_list_separator): inside quotes a
+// backslash escapes only itself, either quote character (both toggle quoting, even one of the
+// other kind) and 'n' (a newline); everything else, spaces and '#' included, is taken as is.
+std::string quoted_field(const std::string& field) {
+    std::string out = "\"";
+    for (char c : field) {
+        if (c == '\\' || c == '"' || c == '\'') out += '\\';
+        if (c == '\n') {
+            out += "\\n";
+            continue;
+        }
+        out += c;
+    }
+    return out + "\"";
+}
+
 }  // namespace
+
+std::string job_line(const Conversion& job) {
+    return quoted_field(job.pipeline) + " " + quoted_field(job.input.string()) + " " +
+           quoted_field(job.output.string()) + "\n";
+}
 
 std::vector<BatchJob> parse_jobs(std::string_view text, const std::string& source) {
     const auto first = text.find_first_not_of(" \t\r\n");

@@ -20,4 +20,8 @@ struct BatchJob : Conversion {
 // usage error naming the line (or the job's position) on a malformed job.
 std::vector<BatchJob> parse_jobs(std::string_view text, const std::string& source);
 
+// One text line `PIPELINE INPUT OUTPUT` (with its newline) that parse_jobs reads back as
+// exactly this job, whatever the paths hold (spaces, quotes, backslashes, newlines).
+std::string job_line(const Conversion& job);
+
 }  // namespace ckhost

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "batch.hpp"
+#include "batch_report.hpp"
 #include "ck/cpu.hpp"
 #include "ck/error.hpp"
 #include "ck/parallel.hpp"
@@ -44,7 +45,8 @@ const char* main_usage =
     "       ckhost inspect FILE... [--json] [--tensors] [--kv KEY]...\n"
     "       ckhost verify FILE... [--data] [--json]\n"
     "       ckhost plugins [--json]\n"
-    "       ckhost batch JOBS [--jobs N] [--json] [--force]\n"
+    "       ckhost batch JOBS [--jobs N] [--json] [--force] [--shard K/N|auto]\n"
+    "       ckhost batch-report DIR [--resubmit FILE] [--json]\n"
     "       ckhost completion bash|zsh\n"
     "       ckhost help [COMMAND]     (or ckhost COMMAND --help: that command's options)\n"
     "\n"
@@ -539,10 +541,16 @@ int batch_command(const std::vector<std::string>& args,
     po::options_description d("batch options");
     po::options_description arguments;
     arguments.add_options()("jobs-file", po::value(&settings.jobs_file));
+    std::string shard;
     d.add_options()("jobs,j", po::value(&settings.parallel)->default_value(1),
                     "run N conversions at once")(
         "force,f", po::bool_switch(&settings.force),
-        "rerun jobs whose outputs are up to date, overwriting them");
+        "rerun jobs whose outputs are up to date, overwriting them")(
+        "shard", po::value(&shard),
+        "run slice K of N of the jobs (K from 0): K/N, auto (the scheduler's array task "
+        "variables) or auto/N")("report-dir", po::value(&settings.report_dir),
+                                "also write the --json report to DIR/shard-K.json, atomically "
+                                "(for ckhost batch-report DIR)");
     d.add(common_options(c));
     if (options_out) {
         *options_out = option_names(d);
@@ -552,15 +560,21 @@ int batch_command(const std::vector<std::string>& args,
     pos.add("jobs-file", 1);
     if (parse_or_help(
             args, d, arguments, pos, c,
-            "usage: ckhost batch JOBS [--jobs N] [--json] [--force]\n\n"
+            "usage: ckhost batch JOBS [--jobs N] [--json] [--force] [--shard K/N|auto]\n"
+            "                         [--report-dir DIR]\n\n"
             "Runs many conversions, N at a time, each in its own process. JOBS is a text file\n"
             "(or - for stdin) with one 'PIPELINE INPUT OUTPUT' job per line, '#' comments and\n"
             "blank lines ignored, or a JSON array of {\"pipeline\", \"input\", \"output\"}.\n"
             "A failing job does not stop the others; exit 1 when any failed. Jobs whose\n"
             "outputs are all newer than their input are skipped unless --force. Ctrl-C stops\n"
-            "every running job cleanly (exit 130): run the batch again to finish it.\n\n"
+            "every running job cleanly (exit 130): run the batch again to finish it.\n"
+            "--shard K/N runs the K-th of N slices (every job writing one file in one slice,\n"
+            "balanced by input size); --shard auto takes K and N from a job array (Slurm,\n"
+            "SGE; Kubernetes and PBS with auto/N). Merge the shards' --report-dir reports\n"
+            "with 'ckhost batch-report DIR'.\n\n"
             "examples:\n"
             "  ckhost batch jobs.txt --jobs 2\n"
+            "  ckhost batch jobs.txt --shard auto --report-dir reports/ --jobs 4\n"
             "  printf 'gguf:headpack:bump a.gguf out/a/\\n' | ckhost batch - --json\n\n"))
         return ok;
     if (settings.jobs_file.empty())
@@ -568,6 +582,11 @@ int batch_command(const std::vector<std::string>& args,
     if (settings.parallel < 1 || settings.parallel > 256)
         throw ck::usage_error("--jobs " + std::to_string(settings.parallel) +
                               ": expected a number from 1 to 256");
+    if (!shard.empty())
+        settings.shard =
+            ckhost::parse_shard(shard, [](const char* name) { return std::getenv(name); });
+    if (!settings.report_dir.empty() && !settings.shard)
+        settings.shard = ckhost::ShardSpec{0, 1, "the whole list"};
     apply_globals(c);
     settings.json = c.json;
     settings.quiet = c.quiet;
@@ -585,6 +604,44 @@ int batch_command(const std::vector<std::string>& args,
     return ckhost::run_batch(registry, settings, std::cout, std::cerr);
 }
 
+int batch_report_command(const std::vector<std::string>& args,
+                         std::vector<std::string>* options_out = nullptr) {
+    Common c;
+    ckhost::BatchReportSettings settings;
+    po::options_description d("batch-report options");
+    po::options_description arguments;
+    arguments.add_options()("report-dir", po::value(&settings.report_dir));
+    d.add_options()("jobs-file", po::value(&settings.jobs_file),
+                    "the shards' jobs list (default: the one their reports name)")(
+        "resubmit", po::value(&settings.resubmit),
+        "write the jobs still to do (failed, not run) to FILE, in the jobs-file format");
+    d.add(common_options(c));
+    if (options_out) {
+        *options_out = option_names(d);
+        return ok;
+    }
+    po::positional_options_description pos;
+    pos.add("report-dir", 1);
+    if (parse_or_help(
+            args, d, arguments, pos, c,
+            "usage: ckhost batch-report DIR [--jobs-file JOBS] [--resubmit FILE] [--json]\n\n"
+            "Merges the reports that 'ckhost batch --shard ... --report-dir DIR' wrote\n"
+            "(DIR/shard-K.json): totals, the failed jobs with their errors, and the jobs\n"
+            "that never ran (a shard that died wrote no report, or was interrupted).\n"
+            "Exit 0 when every job is done (ok or up to date), 1 when any failed, 75 when\n"
+            "none failed but some never ran (run them again: --resubmit).\n\n"
+            "examples:\n"
+            "  ckhost batch-report reports/\n"
+            "  ckhost batch-report reports/ --resubmit todo.txt --json\n\n"))
+        return ok;
+    if (settings.report_dir.empty())
+        throw ck::usage_error("missing DIR (the shards' --report-dir)");
+    apply_globals(c);
+    settings.json = c.json;
+    settings.sync = sync_outputs(c);
+    return ckhost::run_batch_report(settings, std::cout, std::cerr);
+}
+
 int completion_command(const std::vector<std::string>& args);
 
 // The command names, and what each takes after its name.
@@ -596,6 +653,7 @@ const std::vector<std::pair<std::string, CommandRunner>>& command_table() {
         {"verify", [](const auto& a) { return inspect_command(a, true); }},
         {"plugins", [](const auto& a) { return plugins_command(a); }},
         {"batch", [](const auto& a) { return batch_command(a); }},
+        {"batch-report", [](const auto& a) { return batch_report_command(a); }},
         {"completion", [](const auto& a) { return completion_command(a); }},
     };
     return table;
@@ -642,6 +700,7 @@ int completion_command(const std::vector<std::string>& args) {
         if (name == "verify") inspect_command({}, true, &command.options);
         if (name == "plugins") plugins_command({}, &command.options);
         if (name == "batch") batch_command({}, &command.options);
+        if (name == "batch-report") batch_report_command({}, &command.options);
         commands.push_back(std::move(command));
     }
     commands.push_back({"help", {}});

@@ -35,6 +35,9 @@ void RecordingContext::record_report(std::string key, std::string json_value) {
 void request_interrupt() noexcept {
     interrupted.store(true, std::memory_order_relaxed);
 }
+void clear_interrupt() noexcept {
+    interrupted.store(false, std::memory_order_relaxed);
+}
 bool interrupt_requested() noexcept {
     return interrupted.load(std::memory_order_relaxed);
 }

@@ -47,7 +47,10 @@ void TensorFilter::check_matches(const ModelHeader& in, std::string_view stage) 
     const std::string subject = "stage '" + std::string(stage) + "'";
     const std::string count =
         std::to_string(names.size()) + " tensor" + (names.size() == 1 ? "" : "s");
-    for (const auto& [key, glob] : {std::pair{"only", &only_}, std::pair{"skip", &skip_}}) {
+    for (const auto& option : {std::pair{"only", &only_}, std::pair{"skip", &skip_}}) {
+        // Named copies, not a structured binding: Clang 14 (the fuzz build) cannot capture one.
+        const char* const key = option.first;
+        const auto* const glob = option.second;
         if (!*glob || std::any_of(names.begin(), names.end(),
                                   [&](const std::string& n) { return (*glob)->matches(n); }))
             continue;

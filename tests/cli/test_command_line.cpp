@@ -323,7 +323,7 @@ complete_line "ckhost completion "
     std::istringstream in(out.out);
     for (std::string line; std::getline(in, line);) lines.push_back(line);
     BOOST_TEST_REQUIRE(lines.size() == 8u, out.out);
-    BOOST_TEST(lines[0] == "convert inspect verify plugins batch completion help");
+    BOOST_TEST(lines[0] == "convert inspect verify plugins batch batch-report completion help");
     BOOST_TEST(lines[1] == "--tensors --threads");
     BOOST_TEST(lines[2] == "gguf gguflite");  // readers only, first
     BOOST_TEST(lines[3] == "headpack");       // bash's word after the ':'
@@ -383,8 +383,8 @@ BOOST_AUTO_TEST_CASE(manual_page_names_every_command_and_option) {
     const std::string text(bytes.begin(), bytes.end());
     // roff escapes '-' as '\-'.
     const std::string plain = std::regex_replace(text, std::regex(R"(\\-)"), "-");
-    for (const std::string command :
-         {"convert", "inspect", "verify", "plugins", "batch", "completion", "help"}) {
+    for (const std::string command : {"convert", "inspect", "verify", "plugins", "batch",
+                                      "batch-report", "completion", "help"}) {
         BOOST_TEST(contains(plain, ".B " + command), command);
         if (command == "help") continue;
         for (const std::string& option : options_in_help(command))

@@ -144,6 +144,18 @@ with tempfile.TemporaryDirectory(prefix="ckhost-json-") as tmp:
     jobs = run("batch", ["batch", "jobs.txt", "--json", "-q", "--force"], 1, t)
     run("batch", ["batch", "no-such-jobs.txt", "--json"], 1, t)
     run("batch", ["batch", "--json", "--jobs", "0", "jobs.txt"], 2, t)
+    # sharded: each shard's report (its document and DIR/shard-K.json), then batch-report of
+    # them all (exit 1: jobs failed), of one shard only (exit 1; the other's jobs not run),
+    # and its failures.
+    run("batch", ["batch", "jobs.txt", "--json", "-q", "--shard", "0/2", "--report-dir", "reports"], 1, t)
+    run("batch", ["batch", "jobs.txt", "--json", "-q", "--shard", "1/2", "--report-dir", "reports"], 1, t)
+    merged = run("batch-report", ["batch-report", "reports", "--json", "--resubmit", "todo.txt"], 1, t)
+    (t / "one").mkdir()
+    (t / "one" / "shard-0.json").write_text((t / "reports" / "shard-0.json").read_text())
+    run("batch-report", ["batch-report", "one", "--json"], 1, t)
+    run("batch-report", ["--json", "batch-report", "no-such-dir"], 1, t)
+    run("batch-report", ["batch-report", "--json"], 2, t)
+    run("batch", ["batch", "jobs.txt", "--json", "--shard", "2/2"], 2, t)
 
     # The validator is real: documents that break the contract are refused.
     if main:
@@ -191,6 +203,17 @@ with tempfile.TemporaryDirectory(prefix="ckhost-json-") as tmp:
             """a job status the contract does not have"""
             d["jobs"][0]["status"] = "done"
         refused("batch.schema.json", jobs, status_unknown)
+    if merged:
+        def interrupted_status(d):
+            """a merged job status other than ok, skipped, failed, not_run"""
+            d["jobs"][0]["status"] = "interrupted"
+        def not_run_without_reason(d):
+            """a job not run without its reason"""
+            j = next(j for j in d["jobs"] if j["status"] == "failed")
+            j["status"] = "not_run"
+            j.pop("reason", None)
+        for change in (interrupted_status, not_run_without_reason):
+            refused("batch-report.schema.json", merged, change)
 
 print(f"{len(checked)} runs validated against {len(schemas)} schemas, {len(failures)} failures")
 sys.exit(1 if failures else 0)

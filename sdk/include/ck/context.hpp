@@ -56,5 +56,9 @@ class CK_SDK_API RecordingContext final : public Context {
 CK_SDK_API void request_interrupt() noexcept;
 CK_SDK_API bool interrupt_requested() noexcept;
 CK_SDK_API void throw_if_interrupted();
+// Forgets an interrupt that has been dealt with, so that the host can still write what it owes
+// afterwards (an interrupted `ckhost batch` writes its --report-dir report atomically, through
+// OutputSet, whose writes stop on an interrupt). A later signal sets it again.
+CK_SDK_API void clear_interrupt() noexcept;
 
 }  // namespace ck
