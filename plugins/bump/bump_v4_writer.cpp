@@ -1,7 +1,5 @@
 #include "bump_v4_writer.hpp"
 
-#include <boost/endian/conversion.hpp>
-
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -14,6 +12,7 @@
 #include "ck/support/destination.hpp"
 #include "ck/support/tensor_io.hpp"
 #include "config_json.hpp"
+#include "hashed_payload.hpp"
 
 namespace fs = std::filesystem;
 
@@ -21,7 +20,6 @@ namespace ckplugin::bump {
 using namespace ck;
 namespace {
 
-constexpr std::string_view default_bump_name = "weights.bump";
 constexpr std::string_view config_name = "config.json";
 constexpr std::string_view manifest_name = "weights_manifest.json";
 constexpr std::string_view map_name = "weights_map.json";
@@ -29,9 +27,6 @@ constexpr std::string_view map_name = "weights_map.json";
 // per-step overhead (hash hand-off, write call) is noise.
 constexpr std::size_t step_bytes = 1u << 20;
 constexpr std::size_t copy_chunk = 4u << 20;
-
-// In .bss: reading it maps the kernel's shared zero page, so it costs no resident memory.
-std::byte zero_bytes[1u << 20];
 
 std::optional<fs::path> path_option(const Options& options, const std::string& key) {
     if (!options.has(key)) return std::nullopt;
@@ -67,10 +62,8 @@ void BumpV4Writer::prepare(const ModelHeader& header, const fs::path& destinatio
     }
 
     // The same destination rules as v3: `-o DIR/` or a new path without .bump is a directory.
-    const bool new_directory = support::is_new_directory_destination(destination, ".bump");
-    bump_path_ = new_directory || support::is_directory_destination(destination)
-                     ? destination / default_bump_name
-                     : destination;
+    bool new_directory = false;
+    bump_path_ = bump_file_path(destination, new_directory);
     const fs::path dir = bump_path_.parent_path();
     config_path_ = config_override_.value_or(dir / config_name);
     manifest_path_ = manifest_override_.value_or(dir / manifest_name);
@@ -86,12 +79,7 @@ void BumpV4Writer::prepare(const ModelHeader& header, const fs::path& destinatio
                       " does not exist and has no .bump extension: it is taken as a new "
                       "directory, holding " +
                       bump_path_.string() + " and its JSON files");
-    if (!plan_.unused.empty()) {
-        std::string names;
-        for (const auto& n : plan_.unused) names += (names.empty() ? "" : ", ") + n;
-        context_.warn("bump: " + std::to_string(plan_.unused.size()) +
-                      " tensor(s) have no slot in bump v4 and are not written: " + names);
-    }
+    warn_unwritten(context_, plan_.unused, "bump v4");
 
     conventions::report_output_bytes(context_, bump_path_, plan_.file_bytes);
     conventions::report_output_bytes(context_, config_path_,
@@ -100,11 +88,9 @@ void BumpV4Writer::prepare(const ModelHeader& header, const fs::path& destinatio
                                      v4::render_manifest(plan_, bump_path_.string()).size());
     conventions::report_output_bytes(context_, map_path_, v4::render_map(plan_).size());
 
-    table_bytes_.assign(4, std::byte{0});
-    boost::endian::endian_store<std::uint32_t, 4, boost::endian::order::little>(
-        reinterpret_cast<unsigned char*>(table_bytes_.data()),
-        static_cast<std::uint32_t>(plan_.entries.size()));
-    for (const v4::Entry& e : plan_.entries) table_bytes_.push_back(std::byte{e.dtype});
+    std::vector<std::uint8_t> codes;
+    for (const v4::Entry& e : plan_.entries) codes.push_back(e.dtype);
+    table_bytes_ = dtype_table_bytes(codes);
 }
 
 std::vector<fs::path> BumpV4Writer::outputs() const {
@@ -127,26 +113,9 @@ void BumpV4Writer::begin(OutputSink& out) {
     text_file(map_path_, v4::render_map(plan_));
     text_file(config_path_, render_config_json(plan_.config));
 
-    file_ = &out.create(bump_path_);
-    hasher_ = std::make_unique<BackgroundSha256>();
-    file_->write_zeros(v4::header_bytes);  // patched in finish(); not part of the checksum
-    emit(table_bytes_);
-    hasher_->wait();
+    payload_.start(out.create(bump_path_), v4::header_bytes, table_bytes_);  // header: finish()
     entry_ = 0;
     piece_ = 0;
-}
-
-void BumpV4Writer::emit(std::span<const std::byte> bytes) {
-    hasher_->update(bytes);
-    file_->write(bytes);
-}
-
-void BumpV4Writer::emit_zeros(std::uint64_t count) {
-    while (count > 0) {
-        auto n = static_cast<std::size_t>(std::min<std::uint64_t>(count, sizeof zero_bytes));
-        emit(std::span<const std::byte>(zero_bytes, n));
-        count -= n;
-    }
 }
 
 // The buffer not queued last; waiting first means the hasher is done with it.
@@ -158,7 +127,7 @@ std::span<std::byte> BumpV4Writer::next_buffer(std::size_t bytes) {
 }
 
 void BumpV4Writer::write(std::size_t index, const TensorView& tensor) {
-    if (!file_) throw Error("bump writer: write() before begin()");
+    if (!payload_.started()) throw Error("bump writer: write() before begin()");
     const TensorInfo& t = header_.tensors.at(index);
     support::check_tensor_bytes(tensor, t.nbytes, t.name);
     if (entry_ == plan_.entries.size() || plan_.entries[entry_].pieces.at(piece_).tensor != index)
@@ -174,10 +143,10 @@ void BumpV4Writer::write(std::size_t index, const TensorView& tensor) {
         else
             dequantize_rows(piece, tensor);
     } catch (...) {
-        hasher_->wait();  // the buffers and the mapping must outlive the queued spans
+        payload_.wait();  // the buffers and the mapping must outlive the queued spans
         throw;
     }
-    hasher_->wait();
+    payload_.wait();
     if (++piece_ == plan_.entries[entry_].pieces.size()) {
         ++entry_;
         piece_ = 0;
@@ -195,11 +164,11 @@ void BumpV4Writer::copy_rows(const v4::Piece& piece, const TensorView& tensor) {
         for (std::uint64_t done = 0; done < group_bytes; done += copy_chunk) {
             const std::size_t begin = g * group_bytes + done;
             const std::size_t end = g * group_bytes + std::min(group_bytes, done + copy_chunk);
-            emit(bytes.subspan(begin, end - begin));
-            hasher_->wait();
+            payload_.emit(bytes.subspan(begin, end - begin));
+            payload_.wait();
             tensor.release(begin, end);
         }
-        emit_zeros((piece.out_rows - piece.in_rows) * row);
+        payload_.emit_zeros((piece.out_rows - piece.in_rows) * row);
     }
 }
 
@@ -231,11 +200,11 @@ void BumpV4Writer::dequantize_rows(const v4::Piece& piece, const TensorView& ten
                     std::copy_n(rows_.data() + i * piece.in_cols, piece.in_cols,
                                 dst + i * piece.out_cols);
             }
-            hasher_->wait();
-            emit(out);
+            payload_.wait();
+            payload_.emit(out);
             tensor.release(first, first + n * row);
         }
-        emit_zeros((piece.out_rows - piece.in_rows) * piece.out_cols * sizeof(float));
+        payload_.emit_zeros((piece.out_rows - piece.in_rows) * piece.out_cols * sizeof(float));
     }
 }
 
@@ -261,29 +230,30 @@ void BumpV4Writer::dequantize_wo(const v4::Piece& piece, const TensorView& tenso
             for (std::size_t i = 0; i < n; ++i)
                 std::copy_n(rows_.data() + i * piece.in_cols + h * piece.head_dim, piece.head_dim,
                             dst + i * piece.aligned_head_dim);
-            hasher_->wait();
-            emit(out);
+            payload_.wait();
+            payload_.emit(out);
         }
-        emit_zeros((piece.out_rows - piece.in_rows) * piece.aligned_head_dim * sizeof(float));
+        payload_.emit_zeros((piece.out_rows - piece.in_rows) * piece.aligned_head_dim *
+                            sizeof(float));
     }
     tensor.release(0, bytes.size());
 }
 
 void BumpV4Writer::finish() {
-    if (!file_) throw Error("bump writer: finish() before begin()");
-    hasher_->wait();
+    if (!payload_.started()) throw Error("bump writer: finish() before begin()");
+    payload_.wait();
     if (entry_ != plan_.entries.size())
         throw Error("only " + std::to_string(entry_) + " of " +
                     std::to_string(plan_.entries.size()) +
                     " entries were written (next: " + plan_.entries[entry_].name + ")");
-    if (file_->size() != plan_.file_bytes)
-        throw Error("wrote " + std::to_string(file_->size()) + " bytes, planned " +
+    if (payload_.file().size() != plan_.file_bytes)
+        throw Error("wrote " + std::to_string(payload_.file().size()) + " bytes, planned " +
                         std::to_string(plan_.file_bytes),
                     bump_path_.string());
     v4::Header h = plan_.header;
-    h.checksum = hasher_->digest();
+    h.checksum = payload_.digest();
     auto bytes = v4::encode_header(h);
-    file_->write_at(0, bytes);
+    payload_.file().write_at(0, bytes);
 }
 
 }  // namespace ckplugin::bump

@@ -11,7 +11,7 @@
 #include "bump_v4.hpp"
 #include "ck/conventions/ckhost_keys.hpp"
 #include "ck/stage.hpp"
-#include "sha256_stream.hpp"
+#include "hashed_payload.hpp"
 
 namespace ckplugin::bump {
 using namespace ck;
@@ -34,8 +34,6 @@ class BumpV4Writer final : public Writer {
     const v4::Plan& plan() const noexcept { return plan_; }
 
   private:
-    void emit(std::span<const std::byte> bytes);
-    void emit_zeros(std::uint64_t count);
     void copy_rows(const v4::Piece& piece, const TensorView& tensor);
     void dequantize_rows(const v4::Piece& piece, const TensorView& tensor);
     void dequantize_wo(const v4::Piece& piece, const TensorView& tensor);
@@ -50,15 +48,15 @@ class BumpV4Writer final : public Writer {
     std::filesystem::path bump_path_, config_path_, manifest_path_, map_path_;
     std::vector<std::byte> table_bytes_;  // u32 N + dtype table, hashed with the payload
 
-    OutputFile* file_ = nullptr;
     std::size_t entry_ = 0;  // next entry to fill
     std::size_t piece_ = 0;  // next piece within that entry
     // Two output buffers, alternated so that one is hashed while the other is filled.
     std::vector<std::byte> buffers_[2];
     int current_ = 0;
     std::vector<float> rows_;  // dequantized source rows, when they need padding or reordering
-    // Last member: destroyed (joined) first, while everything it may still read is alive.
-    std::unique_ptr<BackgroundSha256> hasher_;
+    // Last member: its hasher is destroyed (joined) first, while the buffers it may still read
+    // are alive.
+    HashedPayload payload_;
 };
 
 }  // namespace ckplugin::bump

@@ -1,7 +1,5 @@
 #include "bump_writer.hpp"
 
-#include <boost/endian/conversion.hpp>
-
 #include <algorithm>
 #include <limits>
 
@@ -13,6 +11,7 @@
 #include "ck/support/tensor_io.hpp"
 #include "config_json.hpp"
 #include "float_widen.hpp"
+#include "hashed_payload.hpp"
 
 namespace fs = std::filesystem;
 
@@ -20,28 +19,7 @@ namespace ckplugin::bump {
 using namespace ck;
 namespace {
 
-constexpr std::string_view default_bump_name = "weights.bump";
 constexpr std::string_view config_name = "config.json";
-
-// In .bss: reading it maps the kernel's shared zero page, so it costs no resident memory.
-std::byte zero_bytes[1u << 20];
-
-std::span<const std::byte> zero_block() {
-    return zero_bytes;
-}
-
-// Waits for the hashing thread before a tensor's bytes may be released, whichever way
-// write() leaves.
-class WaitForHasher {
-  public:
-    explicit WaitForHasher(BackgroundSha256& hasher) : hasher_(hasher) {}
-    ~WaitForHasher() { hasher_.wait(); }
-    WaitForHasher(const WaitForHasher&) = delete;
-    WaitForHasher& operator=(const WaitForHasher&) = delete;
-
-  private:
-    BackgroundSha256& hasher_;
-};
 
 }  // namespace
 
@@ -77,10 +55,8 @@ void BumpWriter::prepare(const ModelHeader& header, const fs::path& destination)
 
     // `-o DIR/`, an existing directory or a new path without .bump: DIR/weights.bump;
     // otherwise (name.bump, an existing file) the path as given.
-    const bool new_directory = support::is_new_directory_destination(destination, ".bump");
-    bump_path_ = new_directory || support::is_directory_destination(destination)
-                     ? destination / default_bump_name
-                     : destination;
+    bool new_directory = false;
+    bump_path_ = bump_file_path(destination, new_directory);
     config_path_ = config_override_ ? *config_override_ : bump_path_.parent_path() / config_name;
     if (config_path_.lexically_normal() == bump_path_.lexically_normal())
         throw usage_error("config.json and the bump file would be the same file: " +
@@ -99,22 +75,13 @@ void BumpWriter::prepare(const ModelHeader& header, const fs::path& destination)
                         header_.source, {}, llama::tensor_subject(output_weight_name));
         report_untied(plan_.untied_reason);
     }
-    if (!plan_.dropped.empty()) {
-        std::string names;
-        for (const auto& n : plan_.dropped) names += (names.empty() ? "" : ", ") + n;
-        context_.warn("bump: " + std::to_string(plan_.dropped.size()) +
-                      " tensor(s) have no slot in bump v3 and are not written: " + names);
-    }
+    warn_unwritten(context_, plan_.dropped, "bump v3");
 
     conventions::report_output_bytes(context_, bump_path_, plan_.file_bytes);
     conventions::report_output_bytes(context_, config_path_,
                                      render_config_json(plan_.config).size());
 
-    table_bytes_.assign(4, std::byte{0});
-    boost::endian::endian_store<std::uint32_t, 4, boost::endian::order::little>(
-        reinterpret_cast<unsigned char*>(table_bytes_.data()),
-        static_cast<std::uint32_t>(plan_.dtype_table.size()));
-    for (std::uint8_t code : plan_.dtype_table) table_bytes_.push_back(std::byte{code});
+    table_bytes_ = dtype_table_bytes(plan_.dtype_table);
 }
 
 // bump v3 stores a learned position embedding slot of context x embed f32 that llama-family
@@ -168,37 +135,20 @@ void BumpWriter::begin(OutputSink& out) {
     std::string text = render_config_json(plan_.config);
     config.write(text.data(), text.size());
 
-    file_ = &out.create(bump_path_);
-    hasher_ = std::make_unique<BackgroundSha256>();
-    file_->write_zeros(header_bytes);  // patched in finish(); not part of the checksum
-    emit(table_bytes_);
+    payload_.start(out.create(bump_path_), header_bytes, table_bytes_);  // header: finish()
     slot_ = 0;
     piece_ = 0;
 }
 
-void BumpWriter::emit(std::span<const std::byte> bytes) {
-    hasher_->update(bytes);
-    file_->write(bytes);
-}
-
-void BumpWriter::emit_zeros(std::uint64_t count) {
-    const auto zeros = zero_block();
-    while (count > 0) {
-        auto n = static_cast<std::size_t>(std::min<std::uint64_t>(count, zeros.size()));
-        emit(zeros.first(n));
-        count -= n;
-    }
-}
-
 void BumpWriter::emit_zero_slots() {
     while (slot_ < plan_.slots.size() && plan_.fills[slot_].kind == SlotFill::Kind::zeros) {
-        emit_zeros(plan_.slots[slot_].bytes);
+        payload_.emit_zeros(plan_.slots[slot_].bytes);
         ++slot_;
     }
 }
 
 void BumpWriter::write(std::size_t index, const TensorView& tensor) {
-    if (!file_) throw Error("bump writer: write() before begin()");
+    if (!payload_.started()) throw Error("bump writer: write() before begin()");
     const TensorInfo& t = header_.tensors.at(index);
     const std::string subject = llama::tensor_subject(t.name);
     support::check_tensor_bytes(tensor, t.nbytes, t.name);
@@ -208,7 +158,7 @@ void BumpWriter::write(std::size_t index, const TensorView& tensor) {
         return;
     }
 
-    WaitForHasher wait(*hasher_);
+    WaitForHasher wait(payload_);
     emit_zero_slots();
     if (slot_ == plan_.slots.size() || plan_.fills[slot_].tensors.at(piece_) != index)
         throw Error("tensors must arrive in the writer's order (expected slot " +
@@ -220,16 +170,16 @@ void BumpWriter::write(std::size_t index, const TensorView& tensor) {
     const SlotFill& fill = plan_.fills[slot_];
     if (fill.kind == SlotFill::Kind::widen_to_f32) {
         std::vector<std::byte> widened = widen_to_f32(tensor.bytes(), t.type);
-        emit(widened);
-        hasher_->wait();  // `widened` dies here
+        payload_.emit(widened);
+        payload_.wait();  // `widened` dies here
     } else {
         // Chunk by chunk: hash and write a chunk in parallel, then let its input pages go, so a
         // large mapped tensor (token_embd) never becomes resident as a whole.
         constexpr std::size_t chunk = 4u << 20;
         for (std::size_t done = 0; done < tensor.bytes().size(); done += chunk) {
             const std::size_t end = std::min(tensor.bytes().size(), done + chunk);
-            emit(tensor.bytes().subspan(done, end - done));
-            hasher_->wait();
+            payload_.emit(tensor.bytes().subspan(done, end - done));
+            payload_.wait();
             tensor.release(done, end);
         }
     }
@@ -266,16 +216,16 @@ void BumpWriter::report_untied(const std::string& reason) {
 }
 
 void BumpWriter::finish() {
-    if (!file_) throw Error("bump writer: finish() before begin()");
+    if (!payload_.started()) throw Error("bump writer: finish() before begin()");
     {
-        WaitForHasher wait(*hasher_);
+        WaitForHasher wait(payload_);
         emit_zero_slots();
     }
     if (slot_ != plan_.slots.size())
         throw Error("only " + std::to_string(slot_) + " of " + std::to_string(plan_.slots.size()) +
                     " slots were written (next: " + plan_.slots[slot_].name + ")");
-    if (file_->size() != plan_.file_bytes)
-        throw Error("wrote " + std::to_string(file_->size()) + " bytes, planned " +
+    if (payload_.file().size() != plan_.file_bytes)
+        throw Error("wrote " + std::to_string(payload_.file().size()) + " bytes, planned " +
                         std::to_string(plan_.file_bytes),
                     bump_path_.string());
 
@@ -290,9 +240,9 @@ void BumpWriter::finish() {
     h.aligned_embed_dim = g.embed;  // the reference does not align it
     h.aligned_head_dim = g.aligned_head_dim;
     h.aligned_context = align_up(g.context, context_alignment);
-    h.checksum = hasher_->digest();
+    h.checksum = payload_.digest();
     auto bytes = encode_header(h);
-    file_->write_at(0, bytes);
+    payload_.file().write_at(0, bytes);
 }
 
 }  // namespace ckplugin::bump

@@ -11,7 +11,7 @@
 #include "ck/conventions/ckhost_keys.hpp"
 #include "ck/conventions/output_bytes.hpp"
 #include "ck/stage.hpp"
-#include "sha256_stream.hpp"
+#include "hashed_payload.hpp"
 
 namespace ckplugin::bump {
 using namespace ck;
@@ -35,8 +35,6 @@ class BumpWriter final : public Writer {
     const ModelPlan& plan() const noexcept { return plan_; }
 
   private:
-    void emit(std::span<const std::byte> bytes);
-    void emit_zeros(std::uint64_t count);
     void emit_zero_slots();  // the zero slots before the next tensor (or the end)
     void check_tied_output(const TensorView& token_embd);
     void report_untied(const std::string& reason);
@@ -54,12 +52,12 @@ class BumpWriter final : public Writer {
     std::filesystem::path config_path_;
     std::vector<std::byte> table_bytes_;  // u32 N + dtype table, hashed with the payload
 
-    OutputFile* file_ = nullptr;
     std::size_t slot_ = 0;   // next slot to fill
     std::size_t piece_ = 0;  // next tensor within that slot
     std::optional<Digest> output_weight_digest_;
-    // Last member: destroyed (joined) first, while everything it may still read is alive.
-    std::unique_ptr<BackgroundSha256> hasher_;
+    // Last member: its hasher is destroyed (joined) first, while everything it may still read
+    // is alive.
+    HashedPayload payload_;
 };
 
 }  // namespace ckplugin::bump

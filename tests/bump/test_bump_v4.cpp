@@ -349,4 +349,18 @@ BOOST_AUTO_TEST_CASE(verify_checks_checksum_size_and_manifest) {
     BOOST_TEST(contains(r.err, "the dtype table says q6_k"), r.err);
 }
 
+// Without its manifest the file still verifies (checksum, size, reserved bytes), but the
+// user is told that C-Kernel-Engine's loader will not take it, and inspect says it is absent.
+BOOST_AUTO_TEST_CASE(missing_manifest_is_a_warning) {
+    cktest::TempDir dir;
+    fs::copy_file(committed_golden() / "weights.bump", dir / "weights.bump");
+    const std::string bump = (dir / "weights.bump").string();
+    auto v = cktest::run_ckhost({"verify", bump});
+    BOOST_TEST(v.exit_code == 0, v.err);
+    BOOST_TEST(contains(v.err, "no weights_manifest.json beside it"), v.err);
+    auto i = cktest::run_ckhost({"inspect", bump});
+    BOOST_TEST(i.exit_code == 0, i.err);
+    BOOST_TEST(contains(cktest::squeezed(i.out), "  manifest: absent\n"), i.out);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

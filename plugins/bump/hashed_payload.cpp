@@ -1,0 +1,66 @@
+#include "hashed_payload.hpp"
+
+#include <boost/endian/conversion.hpp>
+
+#include <algorithm>
+
+#include "ck/support/destination.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ckplugin::bump {
+namespace {
+
+// In .bss: reading it maps the kernel's shared zero page, so it costs no resident memory.
+std::byte zero_bytes[1u << 20];
+
+}  // namespace
+
+fs::path bump_file_path(const fs::path& destination, bool& new_directory) {
+    new_directory = ck::support::is_new_directory_destination(destination, ".bump");
+    return new_directory || ck::support::is_directory_destination(destination)
+               ? destination / "weights.bump"
+               : destination;
+}
+
+std::vector<std::byte> dtype_table_bytes(std::span<const std::uint8_t> codes) {
+    std::vector<std::byte> bytes(4 + codes.size());
+    boost::endian::endian_store<std::uint32_t, 4, boost::endian::order::little>(
+        reinterpret_cast<unsigned char*>(bytes.data()), static_cast<std::uint32_t>(codes.size()));
+    std::transform(codes.begin(), codes.end(), bytes.begin() + 4,
+                   [](std::uint8_t c) { return std::byte{c}; });
+    return bytes;
+}
+
+void warn_unwritten(ck::Context& context, const std::vector<std::string>& names,
+                    std::string_view format) {
+    if (names.empty()) return;
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    context.warn("bump: " + std::to_string(names.size()) + " tensor(s) have no slot in " +
+                 std::string(format) + " and are not written: " + list);
+}
+
+void HashedPayload::start(ck::OutputFile& file, std::size_t header_bytes,
+                          std::span<const std::byte> dtype_table) {
+    file_ = &file;
+    hasher_ = std::make_unique<BackgroundSha256>();
+    file_->write_zeros(header_bytes);
+    emit(dtype_table);
+    hasher_->wait();  // the caller's table may go
+}
+
+void HashedPayload::emit(std::span<const std::byte> bytes) {
+    hasher_->update(bytes);
+    file_->write(bytes);
+}
+
+void HashedPayload::emit_zeros(std::uint64_t count) {
+    while (count > 0) {
+        auto n = static_cast<std::size_t>(std::min<std::uint64_t>(count, sizeof zero_bytes));
+        emit(std::span<const std::byte>(zero_bytes, n));
+        count -= n;
+    }
+}
+
+}  // namespace ckplugin::bump
