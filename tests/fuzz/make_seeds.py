@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the committed fuzz seeds that tests/data has no small example of, with the ckhost of
 a normal build: a tiny llama-shaped GGUF (F32, one layer, 16-wide) converted to bump (with its
-config.json), GGUF-lite (q8, q4, f16), safetensors and a three-shard split set.
+config.json; and v4 with its manifest), GGUF-lite (q8, q4, f16), safetensors and a three-shard split set.
 
     python3 tests/fuzz/make_seeds.py build/bin/ckhost
 
@@ -96,6 +96,13 @@ def main():
         (SEEDS / "bump").mkdir(exist_ok=True)
         (SEEDS / "bump" / "tiny.bump").write_bytes(weights)
         (SEEDS / "bump" / "tiny-with-config.bump").write_bytes(weights + b"#config.json\n" + config)
+        # bump v4: the weights alone, and with weights_manifest.json after its marker line.
+        run(ckhost, "gguf:bump[version=4]", model, f"{tmp}/bump4/")
+        weights = (tmp / "bump4" / "weights.bump").read_bytes()
+        manifest = (tmp / "bump4" / "weights_manifest.json").read_bytes()
+        (SEEDS / "bump" / "tiny-v4.bump").write_bytes(weights)
+        (SEEDS / "bump" / "tiny-v4-with-manifest.bump").write_bytes(
+            weights + b"#weights_manifest.json\n" + manifest)
 
         # GGUF-lite files, and their metadata sections for the metadata-text target.
         (SEEDS / "gguflite").mkdir(exist_ok=True)
