@@ -30,6 +30,17 @@ std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const std::string& f
     return a * b;
 }
 
+// A member of a JSON object when it is there with the expected type, else nullptr.
+const std::string* string_member(const nlohmann::json& object, const char* key) {
+    const auto it = object.find(key);
+    return it != object.end() ? it->get_ptr<const std::string*>() : nullptr;
+}
+
+const std::uint64_t* unsigned_member(const nlohmann::json& object, const char* key) {
+    const auto it = object.find(key);
+    return it != object.end() ? it->get_ptr<const nlohmann::json::number_unsigned_t*>() : nullptr;
+}
+
 }  // namespace
 
 ModelHeader BumpV4Reader::open(const fs::path& path) {
@@ -192,12 +203,17 @@ void BumpV4Reader::check_manifest() const {
     const std::string file = manifest_path_.string();
     std::ifstream in(manifest_path_, std::ios::binary);
     if (!in) throw Error("cannot open the manifest", file);
-    nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+    const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
     if (doc.is_discarded() || !doc.is_object()) throw Error("not a JSON object", file);
-    if (doc.value("format", std::string()) != v4::manifest_format)
+    // Lookups by find() only: a const operator[] on a missing key is undefined behaviour, and
+    // value()/get() throw nlohmann's own exceptions on a wrong type (found by fuzz_bump).
+    const std::string* format = string_member(doc, "format");
+    if (!format || *format != v4::manifest_format)
         throw Error("format is not " + std::string(v4::manifest_format), file, {}, "key 'format'");
-    const auto& entries = doc["entries"];
-    if (!entries.is_array()) throw Error("entries is not an array", file, {}, "key 'entries'");
+    const auto found = doc.find("entries");
+    if (found == doc.end() || !found->is_array())
+        throw Error("entries is not an array", file, {}, "key 'entries'");
+    const nlohmann::json& entries = *found;
     if (entries.size() != entries_.size())
         throw Error("manifest has " + std::to_string(entries.size()) +
                         " entries, the dtype table " + std::to_string(entries_.size()),
@@ -207,19 +223,23 @@ void BumpV4Reader::check_manifest() const {
         const auto& m = entries[i];
         const Laid& e = entries_[i];
         const std::string subject = entry_subject(e.name);
-        if (!m.is_object() || !m["name"].is_string() || !m["dtype"].is_string() ||
-            !m["file_offset"].is_number_unsigned() || !m["size"].is_number_unsigned())
+        const std::string* name = m.is_object() ? string_member(m, "name") : nullptr;
+        const std::string* dtype = m.is_object() ? string_member(m, "dtype") : nullptr;
+        const std::uint64_t* offset_ptr =
+            m.is_object() ? unsigned_member(m, "file_offset") : nullptr;
+        const std::uint64_t* size_ptr = m.is_object() ? unsigned_member(m, "size") : nullptr;
+        if (!name || !dtype || !offset_ptr || !size_ptr)
             throw Error("expected name, dtype, file_offset and size", file, {}, subject);
-        if (m["name"].get<std::string>() != e.name)
-            throw Error("entry " + std::to_string(i) + " is named " + m["name"].dump() +
+        if (*name != e.name)
+            throw Error("entry " + std::to_string(i) + " is named " + nlohmann::json(*name).dump() +
                             ", expected \"" + e.name + "\"",
                         file, {}, subject);
-        if (m["dtype"].get<std::string>() != v4::manifest_dtype(e.dtype))
-            throw Error("dtype " + m["dtype"].dump() + ", but the dtype table says " +
+        if (*dtype != v4::manifest_dtype(e.dtype))
+            throw Error("dtype " + nlohmann::json(*dtype).dump() + ", but the dtype table says " +
                             v4::manifest_dtype(e.dtype),
                         file, {}, subject);
-        const auto offset = m["file_offset"].get<std::uint64_t>();
-        const auto size = m["size"].get<std::uint64_t>();
+        const std::uint64_t offset = *offset_ptr;
+        const std::uint64_t size = *size_ptr;
         if (offset != expected_offset)
             throw Error("file_offset " + std::to_string(offset) + ", expected " +
                             std::to_string(expected_offset) +

@@ -347,6 +347,14 @@ BOOST_AUTO_TEST_CASE(verify_checks_checksum_size_and_manifest) {
     r = edit_manifest("\"dtype\": \"q6_k\"", "\"dtype\": \"q4_k\"");
     BOOST_TEST(r.exit_code == 1);
     BOOST_TEST(contains(r.err, "the dtype table says q6_k"), r.err);
+    // Keys missing or of the wrong type are refused with a message, never read blindly.
+    r = edit_manifest("\"name\": \"layer.0.wq\",", "");
+    BOOST_TEST(r.exit_code == 1);
+    BOOST_TEST(contains(r.err, "expected name, dtype, file_offset and size"), r.err);
+    BOOST_TEST(contains(r.err, "layer.0.wq"), r.err);
+    r = edit_manifest("\"format\": \"ck-bumpwgt4-manifest-v1\"", "\"format\": 4");
+    BOOST_TEST(r.exit_code == 1);
+    BOOST_TEST(contains(r.err, "format is not ck-bumpwgt4-manifest-v1"), r.err);
 }
 
 // Without its manifest the file still verifies (checksum, size, reserved bytes), but the
