@@ -1,0 +1,276 @@
+// The hf reader against llama.cpp's converter: the checkpoint in ../shared/testdata/hf through
+// every output type gives the converter's GGUF files byte for byte; the same checkpoint split
+// into shards (made here from the public one) gives the same file; a tied model; and the
+// broken checkpoints, each refused with its exit code, a message naming the problem and
+// nothing left behind.
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "ck/context.hpp"
+#include "gguf_reader.hpp"
+#include "test_support.hpp"
+
+namespace fs = std::filesystem;
+namespace utf = boost::unit_test;
+using cktest::contains;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+std::optional<fs::path> hf_data() {
+    const auto shared = cktest::shared_data();
+    if (!shared || !fs::is_directory(*shared / "hf" / "llama-bf16")) return std::nullopt;
+    return *shared / "hf";
+}
+
+struct HfDataPresent {
+    boost::test_tools::assertion_result operator()(utf::test_unit_id) const {
+        boost::test_tools::assertion_result ok(hf_data().has_value());
+        ok.message() << "../shared/testdata/hf/llama-bf16 is absent: skipping the hf golden tests";
+        return ok;
+    }
+};
+
+fs::path checkpoint() {
+    return *hf_data() / "llama-bf16";
+}
+
+cktest::RunResult convert(const std::string& pipeline, const fs::path& in, const fs::path& out) {
+    return cktest::run_ckhost({"--pipeline", pipeline, "-i", in.string(), "-o", out.string()});
+}
+
+// The public checkpoint's safetensors file: header JSON and the data after it.
+struct Safetensors {
+    json header;
+    std::vector<unsigned char> data;
+};
+
+Safetensors read_safetensors(const fs::path& file) {
+    const auto bytes = cktest::read_file(file);
+    std::uint64_t length = 0;
+    std::memcpy(&length, bytes.data(), 8);
+    Safetensors st;
+    st.header = json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<long>(length));
+    st.data.assign(bytes.begin() + 8 + static_cast<long>(length), bytes.end());
+    return st;
+}
+
+// Writes the tensors `names` of `source` as one safetensors file.
+void write_shard(const fs::path& path, const Safetensors& source,
+                 const std::vector<std::string>& names) {
+    json header = json::object();
+    std::vector<unsigned char> data;
+    for (const std::string& name : names) {
+        json entry = source.header.at(name);
+        const auto begin = entry["data_offsets"][0].get<std::size_t>();
+        const auto end = entry["data_offsets"][1].get<std::size_t>();
+        entry["data_offsets"] = {data.size(), data.size() + end - begin};
+        data.insert(data.end(), source.data.begin() + static_cast<long>(begin),
+                    source.data.begin() + static_cast<long>(end));
+        header[name] = entry;
+    }
+    std::string text = header.dump();
+    while ((8 + text.size()) % 8) text += ' ';
+    const std::uint64_t length = text.size();
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(&length), 8);
+    out << text;
+    out.write(reinterpret_cast<const char*>(data.data()),
+              static_cast<std::streamsize>(data.size()));
+}
+
+// A copy of the public checkpoint in `folder` (named llama-bf16, as general.name comes from
+// it) with its tensors spread over `shards` files listed by an index; `edit_index` may change
+// the index, `drop` leaves tensors out.
+fs::path make_checkpoint(const cktest::TempDir& dir, std::size_t shards,
+                         const std::vector<std::string>& drop = {},
+                         const std::function<void(json&)>& edit_index = {}) {
+    const fs::path folder = dir / "llama-bf16";
+    fs::create_directories(folder);
+    for (const char* name : {"config.json", "tokenizer.model", "tokenizer_config.json"}) {
+        fs::copy_file(checkpoint() / name, folder / name);
+        fs::permissions(folder / name, fs::perms::owner_write, fs::perm_options::add);
+    }
+    const Safetensors source = read_safetensors(checkpoint() / "model.safetensors");
+    std::vector<std::string> names;
+    for (const auto& item : source.header.items())
+        if (item.key() != "__metadata__" &&
+            std::find(drop.begin(), drop.end(), item.key()) == drop.end())
+            names.push_back(item.key());
+    if (shards == 1) {
+        write_shard(folder / "model.safetensors", source, names);
+        return folder;
+    }
+    json index = {{"metadata", {{"total_size", source.data.size()}}},
+                  {"weight_map", json::object()}};
+    // Contiguous runs of the names in sorted order, as Hugging Face fills one shard after
+    // another: the converter then visits the tensors in the single file's order.
+    std::sort(names.begin(), names.end());
+    const std::size_t per_shard = (names.size() + shards - 1) / shards;
+    for (std::size_t s = 0; s < shards; ++s) {
+        char file[64];
+        std::snprintf(file, sizeof file, "model-%05zu-of-%05zu.safetensors", s + 1, shards);
+        std::vector<std::string> part;
+        for (std::size_t i = s * per_shard; i < std::min(names.size(), (s + 1) * per_shard); ++i) {
+            part.push_back(names[i]);
+            index["weight_map"][names[i]] = file;
+        }
+        write_shard(folder / file, source, part);
+    }
+    if (edit_index) edit_index(index);
+    std::ofstream(folder / "model.safetensors.index.json") << index.dump(2);
+    return folder;
+}
+
+void edit_config(const fs::path& folder, const std::function<void(json&)>& edit) {
+    json config = json::parse(std::ifstream(folder / "config.json"));
+    edit(config);
+    std::ofstream(folder / "config.json") << config.dump(2);
+}
+
+// A refused conversion: exit 1, the message names the problem, no output and no temporary.
+void expect_refused(const fs::path& folder, const std::vector<std::string>& message_parts) {
+    cktest::TempDir out;
+    const auto r = convert("hf:gguf", folder, out / "model.gguf");
+    BOOST_TEST(r.exit_code == 1);
+    for (const std::string& part : message_parts) BOOST_TEST(contains(r.err, part), r.err);
+    BOOST_TEST(out.entries().empty());
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(hf)
+
+// Each output type against the converter's file of it (--outtype bf16, f16, f32, q8_0).
+BOOST_AUTO_TEST_CASE(each_outtype_is_the_converters_file, *utf::precondition(HfDataPresent())) {
+    const std::pair<const char*, const char*> cases[] = {
+        {"hf:gguf", "llama-bf16.bf16.gguf"},
+        {"hf:dequant[to=f16]:gguf", "llama-bf16.f16.gguf"},
+        {"hf:dequant[to=f32]:gguf", "llama-bf16.f32.gguf"},
+        {"hf:quantize[to=q8_0]:gguf", "llama-bf16.q8_0.gguf"},
+    };
+    cktest::TempDir out;
+    for (const auto& c : cases) {
+        const fs::path target = out / c.second;
+        const auto r = convert(c.first, checkpoint(), target);
+        BOOST_TEST_REQUIRE(r.exit_code == 0, c.first << ": " << r.err);
+        BOOST_TEST(cktest::files_equal(target, *hf_data() / c.second), c.first);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(config_json_names_the_checkpoint_too, *utf::precondition(HfDataPresent())) {
+    cktest::TempDir out;
+    const auto r = convert("hf:gguf", checkpoint() / "config.json", out / "m.gguf");
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    BOOST_TEST(cktest::files_equal(out / "m.gguf", *hf_data() / "llama-bf16.bf16.gguf"));
+}
+
+BOOST_AUTO_TEST_CASE(inspect_recognises_a_config_json, *utf::precondition(HfDataPresent())) {
+    const auto r = cktest::run_ckhost({"inspect", (checkpoint() / "config.json").string()});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    BOOST_TEST(contains(r.out, ": hf"), r.out);
+    BOOST_TEST(contains(r.out, "LlamaForCausalLM"), r.out);
+}
+
+// Shards through model.safetensors.index.json give the same file as one model.safetensors.
+BOOST_AUTO_TEST_CASE(sharded_checkpoint_gives_the_same_file, *utf::precondition(HfDataPresent())) {
+    cktest::TempDir dir, out;
+    const fs::path folder = make_checkpoint(dir, 3);
+    BOOST_TEST_REQUIRE(fs::exists(folder / "model-00003-of-00003.safetensors"));
+    const auto r = convert("hf:gguf", folder, out / "m.gguf");
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    BOOST_TEST(cktest::files_equal(out / "m.gguf", *hf_data() / "llama-bf16.bf16.gguf"));
+}
+
+// Tied embeddings: no lm_head.weight, so no output.weight (llama.cpp then uses token_embd);
+// everything else as in the untied file.
+BOOST_AUTO_TEST_CASE(tied_model_has_no_output_tensor, *utf::precondition(HfDataPresent())) {
+    cktest::TempDir dir, out;
+    const fs::path folder = make_checkpoint(dir, 1, {"lm_head.weight"});
+    edit_config(folder, [](json& c) { c["tie_word_embeddings"] = true; });
+    const auto r = convert("hf:gguf", folder, out / "m.gguf");
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+
+    ck::RecordingContext context;
+    ckplugin::gguf::GgufReader tied(context), untied(context);
+    const ck::ModelHeader got = tied.open(out / "m.gguf");
+    const ck::ModelHeader want = untied.open(*hf_data() / "llama-bf16.bf16.gguf");
+    BOOST_TEST(!got.find_tensor("output.weight"));
+    BOOST_TEST(got.tensors.size() + 1 == want.tensors.size());
+    for (std::size_t i = 0; i < got.tensors.size(); ++i) {
+        const std::string& name = got.tensors[i].name;
+        const auto* w = want.find_tensor(name);
+        BOOST_TEST_REQUIRE(w, name);
+        const auto a = tied.tensor(i).bytes();
+        const auto b = untied.tensor(static_cast<std::size_t>(w - want.tensors.data())).bytes();
+        BOOST_TEST((a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size()) == 0), name);
+    }
+    // 2086144 parameters less the 256000 of lm_head.
+    BOOST_TEST(got.metadata.find("general.size_label")->str() == "1.8M");
+}
+
+BOOST_AUTO_TEST_CASE(missing_shard_is_refused, *utf::precondition(HfDataPresent())) {
+    cktest::TempDir dir;
+    const fs::path folder = make_checkpoint(dir, 2);
+    fs::remove(folder / "model-00002-of-00002.safetensors");
+    expect_refused(folder,
+                   {"model.safetensors.index.json", "model-00002-of-00002.safetensors", "missing"});
+}
+
+BOOST_AUTO_TEST_CASE(shard_disagreeing_with_the_index_is_refused,
+                     *utf::precondition(HfDataPresent())) {
+    cktest::TempDir dir;
+    // The index moves a tensor of shard 1 (the first name in sorted order) to shard 2.
+    const fs::path folder = make_checkpoint(dir, 2, {}, [](json& index) {
+        index["weight_map"]["lm_head.weight"] = "model-00002-of-00002.safetensors";
+    });
+    expect_refused(folder, {"model-00001-of-00002.safetensors", "lm_head.weight",
+                            "the index puts in 'model-00002-of-00002.safetensors'"});
+}
+
+BOOST_AUTO_TEST_CASE(index_listing_a_tensor_no_shard_holds_is_refused,
+                     *utf::precondition(HfDataPresent())) {
+    cktest::TempDir dir;
+    const fs::path folder = make_checkpoint(dir, 2, {}, [](json& index) {
+        index["weight_map"]["model.layers.9.mlp.up_proj.weight"] =
+            "model-00001-of-00002.safetensors";
+    });
+    expect_refused(folder, {"model.layers.9.mlp.up_proj.weight", "does not hold it"});
+}
+
+BOOST_AUTO_TEST_CASE(unknown_architecture_is_refused, *utf::precondition(HfDataPresent())) {
+    cktest::TempDir dir;
+    const fs::path folder = make_checkpoint(dir, 1);
+    edit_config(folder, [](json& c) { c["architectures"] = {"GPT2LMHeadModel"}; });
+    expect_refused(folder, {"config.json", "architecture 'GPT2LMHeadModel' is not supported",
+                            "LlamaForCausalLM"});
+}
+
+BOOST_AUTO_TEST_CASE(tensor_without_a_llama_name_is_refused, *utf::precondition(HfDataPresent())) {
+    cktest::TempDir dir;
+    const fs::path folder = make_checkpoint(dir, 1);
+    edit_config(folder, [](json& c) { c["num_hidden_layers"] = 1; });  // layer 1 is then extra
+    expect_refused(folder, {"model.layers.1.", "has no llama.cpp name"});
+}
+
+BOOST_AUTO_TEST_CASE(tokenizer_json_alone_is_refused, *utf::precondition(HfDataPresent())) {
+    cktest::TempDir dir;
+    const fs::path folder = make_checkpoint(dir, 1);
+    fs::remove(folder / "tokenizer.model");
+    std::ofstream(folder / "tokenizer.json") << R"({"model": {"type": "BPE"}})";
+    expect_refused(folder, {"tokenizer.json", "BPE vocabularies are not converted yet"});
+}
+
+BOOST_AUTO_TEST_CASE(folder_without_weights_is_refused, *utf::precondition(HfDataPresent())) {
+    cktest::TempDir dir;
+    const fs::path folder = make_checkpoint(dir, 1);
+    fs::remove(folder / "model.safetensors");
+    expect_refused(folder, {"no model.safetensors or model.safetensors.index.json"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
