@@ -24,14 +24,18 @@ namespace {
 using Action = HfReader::Source::Action;
 
 // The architectures converted, each with the llama.cpp architecture it becomes. Mistral's
-// checkpoints are llama's (llama.cpp's converter registers both with its LlamaModel).
+// checkpoints are llama's (llama.cpp's converter registers both with its LlamaModel); qwen2
+// has biases on q/k/v, no rotary permutation and its own rope scaling keys.
+enum class Family { llama, qwen2 };
 struct Architecture {
     std::string_view hf_name;
     std::string_view arch;
+    Family family;
 };
 constexpr Architecture architectures[] = {
-    {"LlamaForCausalLM", "llama"},
-    {"MistralForCausalLM", "llama"},
+    {"LlamaForCausalLM", "llama", Family::llama},
+    {"MistralForCausalLM", "llama", Family::llama},
+    {"Qwen2ForCausalLM", "qwen2", Family::qwen2},
 };
 
 std::string supported_list() {
@@ -131,25 +135,64 @@ class Hparams {
     std::string file_;
 };
 
-std::string_view architecture_of(const ordered_json& config, const std::string& file) {
+const Architecture& architecture_of(const ordered_json& config, const std::string& file) {
     const auto list = config.find("architectures");
     if (list == config.end() || !list->is_array() || list->empty() || !(*list)[0].is_string())
         throw ck::Error("no \"architectures\" list naming the model class", file, std::nullopt,
                         "key 'architectures'");
     const std::string name = (*list)[0].get<std::string>();
     for (const Architecture& a : architectures)
-        if (a.hf_name == name) return a.arch;
+        if (a.hf_name == name) return a;
     throw ck::Error(
         "architecture '" + name + "' is not supported (supported: " + supported_list() + ")", file,
         std::nullopt, "key 'architectures'");
 }
 
+// LlamaModel.set_gguf_parameters' own keys.
+void add_llama_keys(ck::Metadata& md, const Hparams& hp, const std::string& a,
+                    ck::Context& context) {
+    md.set(a + ".vocab_size", ck::Value::of_u32(hp.required_u32({"vocab_size"})));
+    const std::uint32_t heads = hp.required_u32({"num_attention_heads"});
+    if (heads == 0) hp.fail("num_attention_heads", "is 0");
+    const auto head_dim = hp.u32({"head_dim"});
+    md.set(a + ".rope.dimension_count",
+           ck::Value::of_u32(head_dim ? *head_dim : hp.required_u32({"hidden_size"}) / heads));
+    const ordered_json* scaling = hp.find({"rope_scaling"});
+    if (!scaling || !scaling->is_object()) return;
+    const std::string type = scaling->value("rope_type", scaling->value("type", std::string()));
+    if (type == "linear" && scaling->contains("factor")) {
+        md.set(a + ".rope.scaling.type", ck::Value::of_string("linear"));
+        md.set(a + ".rope.scaling.factor",
+               ck::Value::of_f32(static_cast<float>((*scaling)["factor"].get<double>())));
+    } else if (type == "llama3") {
+        hp.fail("rope_scaling", "is llama3's: its rope_freqs tensor is not generated yet");
+    } else {
+        context.warn("config.json: rope_scaling of type '" + type +
+                     "' is not written, as llama.cpp's converter does not write it for llama");
+    }
+}
+
+// Qwen2Model.set_gguf_parameters' own keys: yarn rope scaling only.
+void add_qwen2_keys(ck::Metadata& md, const Hparams& hp, const std::string& a) {
+    const ordered_json* scaling = hp.find({"rope_scaling"});
+    if (!scaling || !scaling->is_object()) return;
+    const std::string type = scaling->value("rope_type", scaling->value("type", std::string()));
+    if (type != "yarn" || !scaling->contains("factor")) return;
+    md.set(a + ".rope.scaling.type", ck::Value::of_string("yarn"));
+    md.set(a + ".rope.scaling.factor",
+           ck::Value::of_f32(static_cast<float>((*scaling)["factor"].get<double>())));
+    if (!scaling->contains("original_max_position_embeddings"))
+        hp.fail("rope_scaling", "of type yarn needs original_max_position_embeddings");
+    md.set(a + ".rope.scaling.original_context_length",
+           ck::Value::of_u32((*scaling)["original_max_position_embeddings"].get<std::uint32_t>()));
+}
+
 // general.* and llama.* keys in the converter's order (TextModel and LlamaModel's
 // set_gguf_parameters); general.file_type is set by the caller once the tensors are known.
-void add_model_keys(ck::Metadata& md, const Hparams& hp, std::string_view arch,
+void add_model_keys(ck::Metadata& md, const Hparams& hp, const Architecture& architecture,
                     const std::string& folder_name, std::uint64_t parameters,
                     std::uint32_t file_type, ck::Context& context) {
-    const std::string a(arch);
+    const std::string a(architecture.arch);
     auto u32 = [&md, &a](const char* key, std::optional<std::uint32_t> v) {
         if (v) md.set(a + "." + key, ck::Value::of_u32(*v));
     };
@@ -177,22 +220,10 @@ void add_model_keys(ck::Metadata& md, const Hparams& hp, std::string_view arch,
     u32("attention.key_length", head_dim);
     u32("attention.value_length", head_dim);
     md.set(std::string(ck::llama::file_type_key), ck::Value::of_u32(file_type));
-    u32("vocab_size", hp.required_u32({"vocab_size"}));
-    const std::uint32_t heads = hp.required_u32({"num_attention_heads"});
-    if (heads == 0) hp.fail("num_attention_heads", "is 0");
-    u32("rope.dimension_count", head_dim ? *head_dim : hp.required_u32({"hidden_size"}) / heads);
-    if (const ordered_json* scaling = hp.find({"rope_scaling"}); scaling && scaling->is_object()) {
-        const std::string type = scaling->value("rope_type", scaling->value("type", std::string()));
-        if (type == "linear" && scaling->contains("factor")) {
-            md.set(a + ".rope.scaling.type", ck::Value::of_string("linear"));
-            f32("rope.scaling.factor", static_cast<float>((*scaling)["factor"].get<double>()));
-        } else if (type == "llama3") {
-            hp.fail("rope_scaling", "is llama3's: its rope_freqs tensor is not generated yet");
-        } else {
-            context.warn("config.json: rope_scaling of type '" + type +
-                         "' is not written, as llama.cpp's converter does not write it for llama");
-        }
-    }
+    if (architecture.family == Family::llama)
+        add_llama_keys(md, hp, a, context);
+    else
+        add_qwen2_keys(md, hp, a);
     md.set(std::string(ck::llama::quantization_version_key),
            ck::Value::of_u32(ck::llama::quantization_version));
 }
@@ -230,7 +261,7 @@ ck::ModelHeader HfReader::open(const fs::path& path) {
     const fs::path config_path = folder / "config.json";
     const ordered_json config = read_config(config_path);
     const Hparams hp(config, config_path.string());
-    const std::string_view arch = architecture_of(config, config_path.string());
+    const Architecture& architecture = architecture_of(config, config_path.string());
     const std::uint32_t block_count =
         hp.required_u32({"num_hidden_layers", "n_layer", "num_layers"});
     const std::uint32_t heads = hp.required_u32({"num_attention_heads", "n_head", "n_heads"});
@@ -266,7 +297,7 @@ ck::ModelHeader HfReader::open(const fs::path& path) {
         }
         const bool is_q = name->ends_with(".attn_q.weight"),
                    is_k = name->ends_with(".attn_k.weight");
-        if (is_q || is_k) {
+        if ((is_q || is_k) && architecture.family == Family::llama) {
             source.action = Action::permute_rows;
             source.heads = is_q ? heads : kv_heads;
             if (in.ne.size() != 2 || source.heads == 0 || in.ne[1] % (2 * source.heads) != 0)
@@ -288,7 +319,7 @@ ck::ModelHeader HfReader::open(const fs::path& path) {
                                 ck::support::tensor_subject(header.tensors[i].name));
 
     const std::string folder_name = fs::absolute(folder).lexically_normal().filename().string();
-    add_model_keys(header.metadata, hp, arch,
+    add_model_keys(header.metadata, hp, architecture,
                    folder_name.empty()
                        ? fs::absolute(folder).lexically_normal().parent_path().filename().string()
                        : folder_name,

@@ -9,8 +9,9 @@ namespace hf = ckplugin::hf;
 // A namespace-scope const: internal linkage, only CK_PLUGIN_ENTRY's function is exported.
 const ck_plugin_descriptor descriptor = ck::describe_plugin(
     {"hf", "1.0.0",
-     "Hugging Face checkpoint folder (config.json, safetensors shards, tokenizer.model) with "
-     "llama.cpp's tensor names, row order and metadata; llama and mistral"},
+     "Hugging Face checkpoint folder (config.json, safetensors shards, tokenizer.model or "
+     "tokenizer.json) with "
+     "llama.cpp's tensor names, row order and metadata; llama, mistral, qwen2"},
     {.probe = hf::looks_like_checkpoint,
      .create_reader = ck::reader_factory<hf::HfReader>,
      .flags = CK_PLUGIN_FLAG_CONCURRENT});

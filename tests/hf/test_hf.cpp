@@ -258,12 +258,118 @@ BOOST_AUTO_TEST_CASE(tensor_without_a_llama_name_is_refused, *utf::precondition(
     expect_refused(folder, {"model.layers.1.", "has no llama.cpp name"});
 }
 
-BOOST_AUTO_TEST_CASE(tokenizer_json_alone_is_refused, *utf::precondition(HfDataPresent())) {
-    cktest::TempDir dir;
+// A byte-level BPE tokenizer.json (Llama 3's pre-tokenizer) in place of tokenizer.model: the
+// converter's rules (get_vocab_base, SpecialVocab with merges), checked key by key.
+json bpe_tokenizer(const json& pre_tokenizer) {
+    json vocab = json::object();
+    for (int i = 0; i < 997; ++i)
+        if (i != 5) vocab["t" + std::to_string(i)] = i;  // id 5 missing: a [PAD5]
+    return {
+        {"version", "1.0"},
+        {"added_tokens",
+         {{{"id", 998}, {"content", "<|begin_of_text|>"}, {"special", true}},
+          {{"id", 999}, {"content", "\xe2\x96\x81user"}, {"special", false}},
+          {{"id", 997}, {"content", "<|reserved|>"}, {"special", false}}}},
+        {"pre_tokenizer", pre_tokenizer},
+        {"post_processor",
+         {{"type", "TemplateProcessing"},
+          {"single",
+           {{{"SpecialToken", {{"id", "<|begin_of_text|>"}, {"type_id", 0}}}},
+            {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}}}},
+        {"model",
+         {{"type", "BPE"}, {"vocab", vocab}, {"merges", {"t1 t2", json::array({"t 3", "t4"})}}}}};
+}
+
+const json llama3_pre_tokenizer = {
+    {"type", "Sequence"},
+    {"pretokenizers",
+     {{{"type", "Split"},
+       {"pattern",
+        {{"Regex",
+          R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"}}},
+       {"behavior", "Isolated"},
+       {"invert", false}},
+      {{"type", "ByteLevel"},
+       {"add_prefix_space", false},
+       {"trim_offsets", true},
+       {"use_regex", false}}}}};
+
+fs::path make_bpe_checkpoint(const cktest::TempDir& dir, const json& pre_tokenizer) {
     const fs::path folder = make_checkpoint(dir, 1);
     fs::remove(folder / "tokenizer.model");
-    std::ofstream(folder / "tokenizer.json") << R"({"model": {"type": "BPE"}})";
-    expect_refused(folder, {"tokenizer.json", "BPE vocabularies are not converted yet"});
+    std::ofstream(folder / "tokenizer.json") << bpe_tokenizer(pre_tokenizer).dump();
+    std::ofstream(folder / "tokenizer_config.json")
+        << json{{"bos_token", "<|begin_of_text|>"}, {"eos_token", "<|reserved|>"}}.dump();
+    return folder;
+}
+
+BOOST_AUTO_TEST_CASE(bpe_tokenizer_json, *utf::precondition(HfDataPresent())) {
+    cktest::TempDir dir, out;
+    const fs::path folder = make_bpe_checkpoint(dir, llama3_pre_tokenizer);
+    const auto r = convert("hf:gguf", folder, out / "m.gguf");
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    ck::RecordingContext context;
+    ckplugin::gguf::GgufReader reader(context);
+    const ck::Metadata md = reader.open(out / "m.gguf").metadata;
+    BOOST_TEST(md.find("tokenizer.ggml.model")->str() == "gpt2");
+    BOOST_TEST(md.find("tokenizer.ggml.pre")->str() == "llama-bpe");
+    BOOST_TEST(!md.contains("tokenizer.ggml.scores"));
+    const ck::ArrayValue& tokens = md.find("tokenizer.ggml.tokens")->array();
+    const ck::ArrayValue& types = md.find("tokenizer.ggml.token_type")->array();
+    BOOST_TEST_REQUIRE(tokens.size() == 1000u);
+    BOOST_TEST(tokens.string_at(5) == "[PAD5]");
+    BOOST_TEST(types.raw_at(5) == 5u);  // UNUSED
+    BOOST_TEST(tokens.string_at(4) == "t4");
+    BOOST_TEST(types.raw_at(4) == 1u);             // NORMAL
+    BOOST_TEST(types.raw_at(998) == 3u);           // CONTROL: special
+    BOOST_TEST(types.raw_at(997) == 3u);           // CONTROL: looks special
+    BOOST_TEST(tokens.string_at(999) == " user");  // user-defined, U+2581 -> space
+    BOOST_TEST(types.raw_at(999) == 4u);
+    const ck::ArrayValue& merges = md.find("tokenizer.ggml.merges")->array();
+    BOOST_TEST_REQUIRE(merges.size() == 2u);
+    BOOST_TEST(merges.string_at(0) == "t1 t2");
+    BOOST_TEST(merges.string_at(1) == "t\xc4\xa0" "3 t4");  // a space inside a pair part: U+0120
+    BOOST_TEST(md.find("tokenizer.ggml.bos_token_id")->raw() == 998u);
+    BOOST_TEST(md.find("tokenizer.ggml.eos_token_id")->raw() == 997u);
+    BOOST_TEST(md.find("tokenizer.ggml.add_bos_token")->raw() == 1u);  // from the template
+}
+
+BOOST_AUTO_TEST_CASE(unknown_pre_tokenizer_is_refused, *utf::precondition(HfDataPresent())) {
+    cktest::TempDir dir;
+    const fs::path folder = make_bpe_checkpoint(
+        dir, {{"type", "Metaspace"}, {"replacement", "\xe2\x96\x81"}, {"prepend_scheme", "first"}});
+    expect_refused(folder, {"tokenizer.json", "unknown pre-tokenizer", "Metaspace", "llama-bpe"});
+}
+
+// qwen2: the same tensors without the rotary permutation, qwen2.* keys without vocab_size and
+// rope.dimension_count.
+BOOST_AUTO_TEST_CASE(qwen2_keeps_the_rows_as_they_are, *utf::precondition(HfDataPresent())) {
+    cktest::TempDir dir, out;
+    const fs::path folder = make_checkpoint(dir, 1);
+    edit_config(folder, [](json& c) {
+        c["architectures"] = {"Qwen2ForCausalLM"};
+        c["model_type"] = "qwen2";
+    });
+    const auto r = convert("hf:gguf", folder, out / "m.gguf");
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    ck::RecordingContext context;
+    ckplugin::gguf::GgufReader reader(context);
+    const ck::ModelHeader h = reader.open(out / "m.gguf");
+    BOOST_TEST(h.metadata.find("general.architecture")->str() == "qwen2");
+    BOOST_TEST(h.metadata.find("qwen2.block_count")->raw() == 2u);
+    BOOST_TEST(!h.metadata.contains("qwen2.vocab_size"));
+    BOOST_TEST(!h.metadata.contains("qwen2.rope.dimension_count"));
+    const Safetensors source = read_safetensors(checkpoint() / "model.safetensors");
+    for (const char* pair : {"blk.0.attn_q.weight=model.layers.0.self_attn.q_proj.weight",
+                             "blk.1.attn_k.weight=model.layers.1.self_attn.k_proj.weight"}) {
+        const std::string spec(pair), name = spec.substr(0, spec.find('=')),
+                                      hf_name = spec.substr(spec.find('=') + 1);
+        const auto* t = h.find_tensor(name);
+        BOOST_TEST_REQUIRE(t, name);
+        const auto got = reader.tensor(static_cast<std::size_t>(t - h.tensors.data())).bytes();
+        const auto begin = source.header[hf_name]["data_offsets"][0].get<std::size_t>();
+        BOOST_TEST(std::memcmp(got.data(), source.data.data() + begin, got.size()) == 0, name);
+    }
 }
 
 BOOST_AUTO_TEST_CASE(folder_without_weights_is_refused, *utf::precondition(HfDataPresent())) {
