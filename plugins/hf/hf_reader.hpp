@@ -16,6 +16,7 @@ class HfReader final : public ck::Reader {
     explicit HfReader(ck::Context& context) : context_(context) {}
     ck::ModelHeader open(const std::filesystem::path& path) override;
     ck::TensorView tensor(std::size_t index) override;
+    void verify() override { checkpoint_.verify(); }
 
     // What tensor() does to the stored bytes.
     struct Source {

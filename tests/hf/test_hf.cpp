@@ -177,6 +177,26 @@ BOOST_AUTO_TEST_CASE(inspect_recognises_a_config_json, *utf::precondition(HfData
     BOOST_TEST(contains(r.out, "LlamaForCausalLM"), r.out);
 }
 
+BOOST_AUTO_TEST_CASE(verify_checks_every_shard, *utf::precondition(HfDataPresent())) {
+    const auto r = cktest::run_ckhost({"verify", (checkpoint() / "config.json").string()});
+    BOOST_TEST(r.exit_code == 0, r.err);
+    BOOST_TEST(contains(r.out, "OK (hf, 21 tensors)"), r.out);
+}
+
+// C-Kernel-Engine's path with no GGUF in between gives what it gives from the converter's
+// BF16 GGUF.
+BOOST_AUTO_TEST_CASE(straight_to_bump_as_through_the_converters_gguf,
+                     *utf::precondition(HfDataPresent())) {
+    cktest::TempDir out;
+    const std::string pipeline = "quantize[mix=q4_k_m]:headpack:bump";
+    auto r = convert("hf:" + pipeline, checkpoint(), out / "direct/");
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    r = convert("gguf:" + pipeline, *hf_data() / "llama-bf16.bf16.gguf", out / "via-gguf/");
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    for (const char* file : {"weights.bump", "config.json"})
+        BOOST_TEST(cktest::files_equal(out / "direct" / file, out / "via-gguf" / file), file);
+}
+
 // Shards through model.safetensors.index.json give the same file as one model.safetensors.
 BOOST_AUTO_TEST_CASE(sharded_checkpoint_gives_the_same_file, *utf::precondition(HfDataPresent())) {
     cktest::TempDir dir, out;
@@ -328,7 +348,9 @@ BOOST_AUTO_TEST_CASE(bpe_tokenizer_json, *utf::precondition(HfDataPresent())) {
     const ck::ArrayValue& merges = md.find("tokenizer.ggml.merges")->array();
     BOOST_TEST_REQUIRE(merges.size() == 2u);
     BOOST_TEST(merges.string_at(0) == "t1 t2");
-    BOOST_TEST(merges.string_at(1) == "t\xc4\xa0" "3 t4");  // a space inside a pair part: U+0120
+    BOOST_TEST(merges.string_at(1) ==
+               "t\xc4\xa0"
+               "3 t4");  // a space inside a pair part: U+0120
     BOOST_TEST(md.find("tokenizer.ggml.bos_token_id")->raw() == 998u);
     BOOST_TEST(md.find("tokenizer.ggml.eos_token_id")->raw() == 997u);
     BOOST_TEST(md.find("tokenizer.ggml.add_bos_token")->raw() == 1u);  // from the template
