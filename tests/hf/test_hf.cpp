@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <fstream>
 
@@ -232,6 +233,46 @@ BOOST_AUTO_TEST_CASE(tied_model_has_no_output_tensor, *utf::precondition(HfDataP
     }
     // 2086144 parameters less the 256000 of lm_head.
     BOOST_TEST(got.metadata.find("general.size_label")->str() == "1.8M");
+}
+
+// config.json's linear rope scaling and tokenizer_config.json's added tokens, as the converter
+// writes them.
+BOOST_AUTO_TEST_CASE(rope_scaling_and_added_tokens, *utf::precondition(HfDataPresent())) {
+    cktest::TempDir dir, out;
+    const fs::path folder = make_checkpoint(dir, 1);
+    edit_config(folder, [](json& c) { c["rope_scaling"] = {{"type", "linear"}, {"factor", 4.0}}; });
+    std::ofstream(folder / "tokenizer_config.json") << json{
+        {"add_bos_token", true},
+        {"added_tokens_decoder",
+         {{"999", {{"content", "<|im_end|>"}, {"special", true}}},
+          {"998", {{"content", "\xe2\x96\x81hi"}, {"special", false}}}}},
+        {"chat_template", "{{ messages }}"}}.dump();
+    const auto r = convert("hf:gguf", folder, out / "m.gguf");
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    ck::RecordingContext context;
+    ckplugin::gguf::GgufReader reader(context);
+    const ck::Metadata md = reader.open(out / "m.gguf").metadata;
+    BOOST_TEST(md.find("llama.rope.scaling.type")->str() == "linear");
+    BOOST_TEST(*md.find("llama.rope.scaling.factor")->as_f32() == 4.0f);
+    const ck::ArrayValue& tokens = md.find("tokenizer.ggml.tokens")->array();
+    const ck::ArrayValue& types = md.find("tokenizer.ggml.token_type")->array();
+    const ck::ArrayValue& scores = md.find("tokenizer.ggml.scores")->array();
+    BOOST_TEST(tokens.string_at(999) == "<|im_end|>");
+    BOOST_TEST(types.raw_at(999) == 3u);  // CONTROL
+    BOOST_TEST(scores.raw_at(999) == std::bit_cast<std::uint32_t>(-1000.0f));
+    BOOST_TEST(tokens.string_at(998) == " hi");
+    BOOST_TEST(types.raw_at(998) == 4u);  // USER_DEFINED
+    BOOST_TEST(md.find("tokenizer.chat_template")->str() == "{{ messages }}");
+    BOOST_TEST(!md.contains("tokenizer.ggml.add_eos_token"));
+}
+
+BOOST_AUTO_TEST_CASE(llama3_rope_scaling_is_refused, *utf::precondition(HfDataPresent())) {
+    cktest::TempDir dir;
+    const fs::path folder = make_checkpoint(dir, 1);
+    edit_config(folder, [](json& c) {
+        c["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}};
+    });
+    expect_refused(folder, {"config.json", "rope_scaling", "rope_freqs"});
 }
 
 BOOST_AUTO_TEST_CASE(missing_shard_is_refused, *utf::precondition(HfDataPresent())) {
