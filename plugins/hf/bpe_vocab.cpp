@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "ck/error.hpp"
+#include "sentencepiece.hpp"
 
 using nlohmann::ordered_json;
 
@@ -112,19 +113,19 @@ BpeVocab read_bpe_vocab(const TokenizerFiles& files, std::optional<std::uint32_t
         const auto found = by_id.find(i);
         if (found == by_id.end()) {
             v.tokens.push_back("[PAD" + std::to_string(i) + "]");
-            v.types.push_back(5);  // UNUSED
+            v.types.push_back(token_type(PieceType::unused));
             continue;
         }
         std::string token = found->second;
         const auto a = added.find(token);
         if (a == added.end()) {
-            v.types.push_back(1);  // NORMAL
+            v.types.push_back(token_type(PieceType::normal));
         } else if (a->second->value("special", false) || looks_special(token)) {
-            v.types.push_back(3);  // CONTROL
+            v.types.push_back(token_type(PieceType::control));
         } else {
             for (std::size_t at; (at = token.find("\xe2\x96\x81")) != std::string::npos;)
                 token.replace(at, 3, " ");
-            v.types.push_back(4);  // USER_DEFINED
+            v.types.push_back(token_type(PieceType::user_defined));
         }
         v.tokens.push_back(std::move(token));
     }

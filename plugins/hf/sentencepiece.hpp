@@ -15,7 +15,8 @@
 
 namespace ckplugin::hf {
 
-// sentencepiece_model.proto's SentencePiece.Type.
+// sentencepiece_model.proto's SentencePiece.Type. llama.cpp's token types (llama_token_type,
+// tokenizer.ggml.token_type) are numbered the same way.
 enum class PieceType : std::uint32_t {
     normal = 1,
     unknown = 2,
@@ -24,6 +25,10 @@ enum class PieceType : std::uint32_t {
     unused = 5,
     byte = 6,
 };
+
+inline std::int32_t token_type(PieceType t) {
+    return static_cast<std::int32_t>(t);
+}
 
 struct Piece {
     std::string text;

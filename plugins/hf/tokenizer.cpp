@@ -15,37 +15,18 @@ using nlohmann::ordered_json;
 namespace ckplugin::hf {
 namespace {
 
-// llama.cpp's token types (llama_token_type).
-enum TokenType : std::int32_t {
-    normal = 1,
-    unknown = 2,
-    control = 3,
-    user_defined = 4,
-    unused = 5,
-    byte = 6
-};
-
 struct Vocab {
     std::vector<std::string> tokens;
     std::vector<float> scores;
     std::vector<std::int32_t> types;
 };
 
-TokenType type_of(PieceType t) {
+std::int32_t type_of(PieceType t) {
     // The converter asks IsUnknown, IsControl, IsUnused, IsByte; anything else (user-defined
     // pieces included) is normal.
-    switch (t) {
-        case PieceType::unknown:
-            return unknown;
-        case PieceType::control:
-            return control;
-        case PieceType::unused:
-            return unused;
-        case PieceType::byte:
-            return byte;
-        default:
-            return normal;
-    }
+    const bool kept = t == PieceType::unknown || t == PieceType::control ||
+                      t == PieceType::unused || t == PieceType::byte;
+    return token_type(kept ? t : PieceType::normal);
 }
 
 Vocab sentencepiece_vocab(const fs::path& folder, std::optional<std::uint32_t> vocab_size,
@@ -56,7 +37,7 @@ Vocab sentencepiece_vocab(const fs::path& folder, std::optional<std::uint32_t> v
     Vocab v;
     for (std::size_t i = 0; i < n; ++i) v.tokens.push_back("[PAD" + std::to_string(i) + "]");
     v.scores.assign(n, -10000.0f);
-    v.types.assign(n, unused);
+    v.types.assign(n, token_type(PieceType::unused));
     if (pieces.size() > n)
         context.warn("tokenizer.model has " + std::to_string(pieces.size()) +
                      " pieces; config.json's vocab_size " + std::to_string(n) +
@@ -73,7 +54,7 @@ Vocab sentencepiece_vocab(const fs::path& folder, std::optional<std::uint32_t> v
             const auto id = it->get<std::size_t>();
             v.tokens[id] = it.key();
             v.scores[id] = -1000.0f;
-            v.types[id] = user_defined;
+            v.types[id] = token_type(PieceType::user_defined);
         }
     }
     if (tokenizer_config && tokenizer_config->is_object()) {
@@ -93,12 +74,12 @@ Vocab sentencepiece_vocab(const fs::path& folder, std::optional<std::uint32_t> v
                 std::string token = (*it)["content"].get<std::string>();
                 const bool special = it->value("special", false);
                 if (special || looks_special(token)) {
-                    v.types[id] = control;
+                    v.types[id] = token_type(PieceType::control);
                 } else {
                     // The converter pre-normalizes user-defined spaces: U+2581 -> ' '.
                     for (std::size_t at; (at = token.find("\xe2\x96\x81")) != std::string::npos;)
                         token.replace(at, 3, " ");
-                    v.types[id] = user_defined;
+                    v.types[id] = token_type(PieceType::user_defined);
                 }
                 v.scores[id] = -1000.0f;
                 v.tokens[id] = token;

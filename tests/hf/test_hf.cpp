@@ -143,6 +143,15 @@ void expect_refused(const fs::path& folder, const std::vector<std::string>& mess
     BOOST_TEST(out.entries().empty());
 }
 
+// hf:gguf of `folder` into `out`; the output's metadata.
+ck::Metadata converted_metadata(const fs::path& folder, const cktest::TempDir& out) {
+    const auto r = convert("hf:gguf", folder, out / "m.gguf");
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    ck::RecordingContext context;
+    ckplugin::gguf::GgufReader reader(context);
+    return reader.open(out / "m.gguf").metadata;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(hf)
@@ -247,11 +256,7 @@ BOOST_AUTO_TEST_CASE(rope_scaling_and_added_tokens, *utf::precondition(HfDataPre
          {{"999", {{"content", "<|im_end|>"}, {"special", true}}},
           {"998", {{"content", "\xe2\x96\x81hi"}, {"special", false}}}}},
         {"chat_template", "{{ messages }}"}}.dump();
-    const auto r = convert("hf:gguf", folder, out / "m.gguf");
-    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
-    ck::RecordingContext context;
-    ckplugin::gguf::GgufReader reader(context);
-    const ck::Metadata md = reader.open(out / "m.gguf").metadata;
+    const ck::Metadata md = converted_metadata(folder, out);
     BOOST_TEST(md.find("llama.rope.scaling.type")->str() == "linear");
     BOOST_TEST(*md.find("llama.rope.scaling.factor")->as_f32() == 4.0f);
     const ck::ArrayValue& tokens = md.find("tokenizer.ggml.tokens")->array();
@@ -367,11 +372,7 @@ fs::path make_bpe_checkpoint(const cktest::TempDir& dir, const json& pre_tokeniz
 BOOST_AUTO_TEST_CASE(bpe_tokenizer_json, *utf::precondition(HfDataPresent())) {
     cktest::TempDir dir, out;
     const fs::path folder = make_bpe_checkpoint(dir, llama3_pre_tokenizer);
-    const auto r = convert("hf:gguf", folder, out / "m.gguf");
-    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
-    ck::RecordingContext context;
-    ckplugin::gguf::GgufReader reader(context);
-    const ck::Metadata md = reader.open(out / "m.gguf").metadata;
+    const ck::Metadata md = converted_metadata(folder, out);
     BOOST_TEST(md.find("tokenizer.ggml.model")->str() == "gpt2");
     BOOST_TEST(md.find("tokenizer.ggml.pre")->str() == "llama-bpe");
     BOOST_TEST(!md.contains("tokenizer.ggml.scores"));
