@@ -1,5 +1,6 @@
 #include "hf_reader.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <optional>
@@ -228,6 +229,25 @@ void add_model_keys(ck::Metadata& md, const Hparams& hp, const Architecture& arc
            ck::Value::of_u32(ck::llama::quantization_version));
 }
 
+// What general.name is made from, as gguf-py's metadata heuristics choose it without a model
+// card: config.json's _name_or_path when it is a Hugging Face model id ("org/name", at most
+// one '/'; the part after it), else the folder's name.
+std::string model_id_name(const ordered_json& config, const fs::path& folder) {
+    const auto id = config.find("_name_or_path");
+    if (id != config.end() && id->is_string()) {
+        const std::string text = id->get<std::string>();
+        const auto slash = text.find('/');
+        if (std::count(text.begin(), text.end(), '/') <= 1) {
+            if (text.find(' ') != std::string::npos) return text;  // a sentence, not an id
+            const std::string full = slash == std::string::npos ? text : text.substr(slash + 1);
+            if (!full.empty()) return full;
+        }
+    }
+    const fs::path normal = fs::absolute(folder).lexically_normal();
+    const std::string name = normal.filename().string();
+    return name.empty() ? normal.parent_path().filename().string() : name;
+}
+
 std::uint32_t stored_file_type(const std::vector<ck::TensorInfo>& tensors) {
     ck::ModelHeader h;
     h.tensors = tensors;
@@ -318,12 +338,8 @@ ck::ModelHeader HfReader::open(const fs::path& path) {
                                 checkpoint_.file_of(sources_[i].stored.shard), std::nullopt,
                                 ck::support::tensor_subject(header.tensors[i].name));
 
-    const std::string folder_name = fs::absolute(folder).lexically_normal().filename().string();
-    add_model_keys(header.metadata, hp, architecture,
-                   folder_name.empty()
-                       ? fs::absolute(folder).lexically_normal().parent_path().filename().string()
-                       : folder_name,
-                   parameters, stored_file_type(header.tensors), context_);
+    add_model_keys(header.metadata, hp, architecture, model_id_name(config, folder), parameters,
+                   stored_file_type(header.tensors), context_);
     add_tokenizer(folder, hp.u32({"vocab_size"}), config, context_, header.metadata);
     header.format_facts = {{"architecture", config["architectures"][0].get<std::string>()},
                            {"shards", std::to_string(checkpoint_.shard_count())}};

@@ -249,7 +249,10 @@ BOOST_AUTO_TEST_CASE(tied_model_has_no_output_tensor, *utf::precondition(HfDataP
 BOOST_AUTO_TEST_CASE(rope_scaling_and_added_tokens, *utf::precondition(HfDataPresent())) {
     cktest::TempDir dir, out;
     const fs::path folder = make_checkpoint(dir, 1);
-    edit_config(folder, [](json& c) { c["rope_scaling"] = {{"type", "linear"}, {"factor", 4.0}}; });
+    edit_config(folder, [](json& c) {
+        c["rope_scaling"] = {{"type", "linear"}, {"factor", 4.0}};
+        c["_name_or_path"] = "some-org/tiny-llama-v1.0";
+    });
     std::ofstream(folder / "tokenizer_config.json") << json{
         {"add_bos_token", true},
         {"added_tokens_decoder",
@@ -257,6 +260,7 @@ BOOST_AUTO_TEST_CASE(rope_scaling_and_added_tokens, *utf::precondition(HfDataPre
           {"998", {{"content", "\xe2\x96\x81hi"}, {"special", false}}}}},
         {"chat_template", "{{ messages }}"}}.dump();
     const ck::Metadata md = converted_metadata(folder, out);
+    BOOST_TEST(md.find("general.name")->str() == "Tiny Llama v1.0");  // from _name_or_path
     BOOST_TEST(md.find("llama.rope.scaling.type")->str() == "linear");
     BOOST_TEST(*md.find("llama.rope.scaling.factor")->as_f32() == 4.0f);
     const ck::ArrayValue& tokens = md.find("tokenizer.ggml.tokens")->array();
