@@ -14,8 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${1:-60}
-all_targets=(gguf gguf_split bump gguflite gguflite_metadata safetensors pipeline stage_options
-  batch_jobs)
+all_targets=(gguf gguf_split bump gguflite gguflite_metadata safetensors sentencepiece pipeline
+  stage_options batch_jobs)
 read -r -a targets <<< "${FUZZ_TARGETS:-${all_targets[*]}}"
 parallel=${FUZZ_PARALLEL:-2}
 

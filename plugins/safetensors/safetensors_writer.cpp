@@ -9,17 +9,19 @@
 #include "ck/conventions/output_bytes.hpp"
 #include "ck/conventions/repacked.hpp"
 #include "ck/error.hpp"
+#include "ck/safetensors/format.hpp"
+#include "ck/safetensors/metadata_json.hpp"
 #include "ck/support/destination.hpp"
 #include "ck/support/tensor_io.hpp"
 #include "ck/utf8.hpp"
-#include "metadata_json.hpp"
-#include "safetensors_format.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 
 namespace ckplugin::safetensors {
 using namespace ck;
+// The container's rules and metadata encoding, shared with the readers (ckhost::safetensors).
+using namespace ck::safetensors;
 namespace {
 
 // Hugging Face's library refuses headers longer than this.

@@ -66,7 +66,7 @@ BOOST_AUTO_TEST_CASE(unknown_files) {
     cktest::write_file(dir / "notes.txt", {'h', 'e', 'l', 'l', 'o', '\n'});
     auto r = cktest::run_ckhost({"inspect", (dir / "notes.txt").string()});
     BOOST_TEST(r.exit_code == 1);
-    BOOST_TEST(contains(r.err, "not a bump, gguf, gguflite or safetensors file"), r.err);
+    BOOST_TEST(contains(r.err, "not a bump, gguf, gguflite, hf or safetensors file"), r.err);
     r = cktest::run_ckhost({"inspect", (dir / "absent.gguf").string()});
     BOOST_TEST(r.exit_code == 1);
 }

@@ -336,7 +336,7 @@ BOOST_AUTO_TEST_CASE(a_file_of_no_known_format_is_called_that) {
         auto r = cktest::run_ckhost({command, (dir / "notes.txt").string()});
         BOOST_TEST(r.exit_code == 1);
         BOOST_TEST(contains(r.err,
-                            "notes.txt: not a bump, gguf, gguflite or safetensors file: no "
+                            "notes.txt: not a bump, gguf, gguflite, hf or safetensors file: no "
                             "reader plugin recognises it; it starts with 68 65 6c 6c 6f "
                             "20 77 6f (\"hello wo\")"),
                    r.err);

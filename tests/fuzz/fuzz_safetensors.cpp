@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "ck/context.hpp"
+#include "ck/safetensors/reader.hpp"
 #include "fuzz_support.hpp"
-#include "safetensors_reader.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     static ckfuzz::ScratchFile file;
@@ -30,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                      input.end());
     const auto& path = file.write(bytes);
     ck::RecordingContext context;
-    ckplugin::safetensors::SafetensorsReader reader(context);
+    ck::safetensors::SafetensorsReader reader(context);
     ckfuzz::read_like_verify(reader, path);
     return 0;
 }

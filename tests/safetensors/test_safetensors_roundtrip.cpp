@@ -12,9 +12,9 @@
 
 #include "ck/context.hpp"
 #include "ck/ggml_types.hpp"
+#include "ck/safetensors/reader.hpp"
 #include "gguf_writer.hpp"
 #include "inspect_output.hpp"
-#include "safetensors_reader.hpp"
 #include "safetensors_writer.hpp"
 #include "test_support.hpp"
 
@@ -207,7 +207,7 @@ BOOST_AUTO_TEST_CASE(repacked_pairs_are_stored_as_the_spec_says) {
 
     // Read back: the pair and its format are in the header the next stage sees.
     ck::RecordingContext context;
-    ckplugin::safetensors::SafetensorsReader reader(context);
+    ck::safetensors::SafetensorsReader reader(context);
     const ck::ModelHeader h = reader.open(dir / "nf4.safetensors");
     BOOST_TEST(h.metadata.find("ckhost.repack.blk.0.ffn_down.weight")->str() == "nf4-absmax-64");
     BOOST_TEST(h.find_tensor("blk.0.ffn_down.weight")->type == 24u);  // i8: the u8 codes

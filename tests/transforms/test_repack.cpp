@@ -15,9 +15,9 @@
 #include "ck/kernels/float_convert.hpp"
 #include "ck/kernels/repack.hpp"
 #include "ck/plugin.hpp"
+#include "ck/safetensors/reader.hpp"
 #include "gguf_reader.hpp"
 #include "gguf_writer.hpp"
-#include "safetensors_reader.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -50,7 +50,7 @@ struct Accuracy {
 Accuracy check_against_source(const fs::path& source, const fs::path& repacked) {
     ck::RecordingContext context;
     ckplugin::gguf::GgufReader in(context);
-    ckplugin::safetensors::SafetensorsReader out(context);
+    ck::safetensors::SafetensorsReader out(context);
     const ck::ModelHeader a = in.open(source), b = out.open(repacked);
     Accuracy acc;
     for (std::size_t i = 0; i < a.tensors.size(); ++i) {

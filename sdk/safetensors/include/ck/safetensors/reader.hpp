@@ -10,7 +10,7 @@
 #include "ck/stage.hpp"
 #include "ck/support/mapped_tensors.hpp"
 
-namespace ckplugin::safetensors {
+namespace ck::safetensors {
 using namespace ck;
 
 class SafetensorsReader final : public Reader {
@@ -32,4 +32,4 @@ class SafetensorsReader final : public Reader {
 // Does the file start like a safetensors file (a plausible length, then '{')?
 bool looks_like_safetensors(const unsigned char* head, std::size_t size, const char* path);
 
-}  // namespace ckplugin::safetensors
+}  // namespace ck::safetensors

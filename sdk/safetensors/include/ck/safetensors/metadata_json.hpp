@@ -12,7 +12,7 @@
 
 #include "ck/metadata.hpp"
 
-namespace ckplugin::safetensors {
+namespace ck::safetensors {
 using namespace ck;
 
 // "u32", "str", "arr[f32]".
@@ -28,4 +28,4 @@ std::string to_json_text(const Value& value, bool& replaced);
 // saying what does not fit.
 Value from_json_text(std::string_view text, std::string_view label);
 
-}  // namespace ckplugin::safetensors
+}  // namespace ck::safetensors

@@ -1,4 +1,4 @@
-#include "metadata_json.hpp"
+#include "ck/safetensors/metadata_json.hpp"
 
 #include <bit>
 #include <charconv>
@@ -14,7 +14,7 @@
 #include "ck/support/json_string.hpp"
 #include "ck/utf8.hpp"
 
-namespace ckplugin::safetensors {
+namespace ck::safetensors {
 using namespace ck;
 namespace {
 
@@ -261,4 +261,4 @@ Value from_json_text(std::string_view text, std::string_view label) {
     return typed_value(j, *type, ValueType::u8);
 }
 
-}  // namespace ckplugin::safetensors
+}  // namespace ck::safetensors

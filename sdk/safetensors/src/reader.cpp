@@ -1,4 +1,4 @@
-#include "safetensors_reader.hpp"
+#include "ck/safetensors/reader.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -9,16 +9,16 @@
 
 #include "ck/conventions/repacked.hpp"
 #include "ck/error.hpp"
+#include "ck/safetensors/format.hpp"
+#include "ck/safetensors/metadata_json.hpp"
 #include "ck/support/byte_cursor.hpp"
 #include "ck/support/mapped_tensors.hpp"
 #include "ck/support/tensor_io.hpp"
-#include "metadata_json.hpp"
-#include "safetensors_format.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 
-namespace ckplugin::safetensors {
+namespace ck::safetensors {
 using namespace ck;
 namespace {
 
@@ -369,4 +369,4 @@ bool looks_like_safetensors(const unsigned char* head, std::size_t size, const c
            next == '\t';
 }
 
-}  // namespace ckplugin::safetensors
+}  // namespace ck::safetensors

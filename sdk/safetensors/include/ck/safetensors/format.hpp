@@ -11,7 +11,7 @@
 
 #include "ck/ggml_types.hpp"
 
-namespace ckplugin::safetensors {
+namespace ck::safetensors {
 using namespace ck;
 
 inline constexpr std::string_view metadata_key = "__metadata__";
@@ -74,4 +74,4 @@ inline std::vector<std::int64_t> reversed(const std::vector<std::int64_t>& dims)
     return {dims.rbegin(), dims.rend()};
 }
 
-}  // namespace ckplugin::safetensors
+}  // namespace ck::safetensors
