@@ -57,10 +57,12 @@ printf '%-18s %12s %8s %8s %8s  %s\n' target executions exec/s cov ft result
 for t in "${targets[@]}"; do
   log=$work/logs/$t.log
   status=$(cat "$work/logs/$t.status" 2>/dev/null || echo "?")
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
-  ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+  # `|| true`: a target that died before its first line (a bad flag, a missing dictionary)
+  # has no figures, and must still get its row rather than end the report under pipefail.
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1 || true)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1 || true)
+  cov=$( (grep -o 'cov: [0-9]*' "$log" || true) | tail -1 | cut -d' ' -f2)
+  ft=$( (grep -o 'ft: [0-9]*' "$log" || true) | tail -1 | cut -d' ' -f2)
   result=ok
   if [ "$status" != 0 ]; then
     failed=1
