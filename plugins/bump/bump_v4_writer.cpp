@@ -40,17 +40,10 @@ std::optional<fs::path> path_option(const Options& options, const std::string& k
 
 BumpV4Writer::BumpV4Writer(const Options& options, Context& context)
     : context_(context),
+      context_length_(context_option(options)),
       config_override_(path_option(options, "config")),
       manifest_override_(path_option(options, "manifest")),
-      map_override_(path_option(options, "map")) {
-    if (options.has("context")) {
-        std::uint64_t n = options.get_u64("context", 0);
-        if (n == 0 || n > std::numeric_limits<std::uint32_t>::max())
-            throw usage_error("option context=" + options.get("context") +
-                              ": expected a context length from 1 to 4294967295");
-        context_length_ = static_cast<std::uint32_t>(n);
-    }
-}
+      map_override_(path_option(options, "map")) {}
 
 void BumpV4Writer::prepare(const ModelHeader& header, const fs::path& destination) {
     header_ = header;

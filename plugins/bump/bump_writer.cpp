@@ -25,15 +25,9 @@ constexpr std::string_view config_name = "config.json";
 
 BumpWriter::BumpWriter(const Options& options, Context& context)
     : context_(context),
+      context_length_(context_option(options)),
       strict_(options.get_bool("strict", false)),
       context_ok_(options.get_bool("context_ok", false)) {
-    if (options.has("context")) {
-        std::uint64_t n = options.get_u64("context", 0);
-        if (n == 0 || n > std::numeric_limits<std::uint32_t>::max())
-            throw usage_error("option context=" + options.get("context") +
-                              ": expected a context length from 1 to 4294967295");
-        context_length_ = static_cast<std::uint32_t>(n);
-    }
     if (options.has("config")) {
         if (options.get("config").empty())
             throw usage_error("option config: expected a path, e.g. bump[config=out/config.json]");

@@ -3,7 +3,9 @@
 #include <boost/endian/conversion.hpp>
 
 #include <algorithm>
+#include <limits>
 
+#include "ck/error.hpp"
 #include "ck/support/destination.hpp"
 
 namespace fs = std::filesystem;
@@ -15,6 +17,15 @@ namespace {
 std::byte zero_bytes[1u << 20];
 
 }  // namespace
+
+std::optional<std::uint32_t> context_option(const ck::Options& options) {
+    if (!options.has("context")) return std::nullopt;
+    const std::uint64_t n = options.get_u64("context", 0);
+    if (n == 0 || n > std::numeric_limits<std::uint32_t>::max())
+        throw ck::usage_error("option context=" + options.get("context") +
+                              ": expected a context length from 1 to 4294967295");
+    return static_cast<std::uint32_t>(n);
+}
 
 fs::path bump_file_path(const fs::path& destination, bool& new_directory) {
     new_directory = ck::support::is_new_directory_destination(destination, ".bump");

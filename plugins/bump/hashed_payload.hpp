@@ -1,21 +1,26 @@
-// What bump v3 and v4 writers share: the destination rules, the dtype table bytes, and the
-// file whose header is patched in last while everything after it is hashed (SHA-256, on a
-// second thread) as it is written.
+// What bump v3 and v4 writers share: the context option, the destination rules, the dtype table
+// bytes, and the file whose header is patched in last while everything after it is hashed (SHA-256,
+// on a second thread) as it is written.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "ck/context.hpp"
+#include "ck/options.hpp"
 #include "ck/output.hpp"
 #include "sha256_stream.hpp"
 
 namespace ckplugin::bump {
+
+// The writers' `context=N` option (1 .. 2^32-1; a usage error otherwise), if given.
+std::optional<std::uint32_t> context_option(const ck::Options& options);
 
 // Where the .bump file goes for `-o destination`: a directory (existing, or a new path without
 // the .bump extension) holds weights.bump; `new_directory` says which case it was, so the
