@@ -7,6 +7,7 @@
 // exactly first when `requantize=1` (llama-quantize's --allow-requantize), copied with
 // `keep_quantized=1`, and refused otherwise.
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,9 +34,21 @@ using ckplugin::quantize::MixInfo;
 // tensor of a few MB still spreads over every thread.
 constexpr std::uint64_t elements_per_item = 1 << 16;
 
-// What `to=` accepts: every type there is a reference quantizer for.
+// What `to=` accepts: every type there is a reference quantizer for, and F32.
 constexpr const char* target_choices =
-    "q4_0|q4_1|q5_0|q5_1|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|iq4_nl|tq1_0|tq2_0|f16|bf16";
+    "q4_0|q4_1|q5_0|q5_1|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|iq4_nl|tq1_0|tq2_0|f16|bf16|f32";
+
+// F32 "quantized": the widened row as it is. The kernels have no quantizer for F32 (nothing is
+// lost), but llama-quantize's F32 file type and --output-tensor-type f32 store weights so.
+void store_row_f32(const float* x, std::byte* out, std::size_t n) {
+    std::memcpy(out, x, n * sizeof(float));
+}
+
+// The row function that writes `type`, or nullptr when there is none.
+ck::kernels::QuantizeRowFn row_encoder(std::uint32_t type) {
+    if (type == static_cast<std::uint32_t>(GgmlType::f32)) return store_row_f32;
+    return ck::kernels::best_quantizer(type);
+}
 
 struct Job {
     std::uint32_t from;  // the input type, widened to f32 row by row
@@ -48,7 +61,7 @@ struct Job {
 // A type named in an option (`output_type=q8_0`), or a usage error listing what is accepted.
 std::uint32_t target_type(const std::string& option, const std::string& name) {
     const ck::TypeInfo* info = ck::find_type(name);
-    if (!info || !ck::kernels::reference_quantizer(info->id))
+    if (!info || !row_encoder(info->id))
         throw ck::usage_error("quantize: " + option + "=" + name +
                               ": no quantizer for that type (types: " + target_choices + ")");
     return info->id;
@@ -223,8 +236,13 @@ class Quantize final : public ck::Transform {
             rule += " (requantized from " + std::string(from->name) + ")";
         }
         const auto row_length = static_cast<std::uint64_t>(t.ne[0]);
-        jobs_[i] =
-            Job{t.type, to, row_length, t.elements() / row_length, ck::kernels::best_quantizer(to)};
+        const ck::kernels::QuantizeRowFn encode = row_encoder(to);
+        // A mixture or option naming a type without a row function is this plugin's bug:
+        // say so rather than call through a null pointer.
+        if (!encode)
+            throw ck::Error("quantize has no row function for " + std::string(ck::type_name(to)),
+                            in.source, {}, ck::support::tensor_subject(t.name));
+        jobs_[i] = Job{t.type, to, row_length, t.elements() / row_length, encode};
     }
 
     // The "quantize" report (each tensor's types, rule and sizes; bits per weight) and

@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -181,6 +182,58 @@ BOOST_AUTO_TEST_CASE(f16_to_q4_k_m_to_bump_is_the_golden_file,
     const fs::path golden = root / "golden" / "micro-llama-q4_k_m";
     BOOST_TEST(cktest::files_equal(dir / "out" / "weights.bump", golden / "weights.bump"));
     BOOST_TEST(cktest::files_equal(dir / "out" / "config.json", golden / "config.json"));
+}
+
+// Tensor name -> (type, data bytes) of a GGUF file, and its general.file_type.
+struct Tensors {
+    std::map<std::string, std::pair<std::uint32_t, std::vector<std::byte>>> by_name;
+    std::optional<std::uint64_t> file_type;
+};
+
+Tensors tensors_of(const fs::path& file) {
+    ck::RecordingContext context;
+    ckplugin::gguf::GgufReader reader(context);
+    const ck::ModelHeader h = reader.open(file);
+    Tensors out;
+    out.file_type = uint_key(h, "general.file_type");
+    for (std::size_t i = 0; i < h.tensors.size(); ++i) {
+        const ck::TensorView view = reader.tensor(i);
+        const auto bytes = view.bytes();
+        out.by_name[h.tensors[i].name] = {h.tensors[i].type,
+                                          std::vector<std::byte>(bytes.begin(), bytes.end())};
+    }
+    return out;
+}
+
+// llama-quantize's F32 file type: every 2-D weight widened exactly (the values dequant[to=f32]
+// gives), 1-D tensors as they were, general.file_type ALL_F32 (0). It was a SIGSEGV: the plugin
+// had no row function for F32 and called through a null pointer.
+void check_mix_f32(const fs::path& input, const std::string& options) {
+    cktest::TempDir dir;
+    auto r = cktest::run_ckhost({"--pipeline", "gguf:quantize[mix=f32" + options + "]:gguf", "-i",
+                                 input.string(), "-o", (dir / "f32.gguf").string()});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    r = cktest::run_ckhost({"--pipeline", "gguf:dequant[to=f32]:gguf", "-i", input.string(), "-o",
+                            (dir / "widened.gguf").string()});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    const Tensors ours = tensors_of(dir / "f32.gguf"), widened = tensors_of(dir / "widened.gguf");
+    BOOST_TEST((ours.file_type == std::optional<std::uint64_t>(0)));
+    BOOST_TEST_REQUIRE(ours.by_name.size() == widened.by_name.size());
+    for (const auto& [name, tensor] : ours.by_name) {
+        BOOST_TEST(tensor.first == 0u, name);  // F32
+        BOOST_TEST((tensor.second == widened.by_name.at(name).second), name);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(mix_f32_widens_every_weight_exactly) {
+    check_mix_f32(cktest::sample_model(), ",requantize=1");
+}
+
+BOOST_AUTO_TEST_CASE(mix_f32_from_f16_and_bf16,
+                     *utf::precondition(cktest::SharedDataPresent())) {
+    const fs::path root = *cktest::shared_data();
+    check_mix_f32(root / "micro-llama-f16.gguf", "");
+    check_mix_f32(root / "quant" / "micro-llama-f16.bf16.gguf", "");
 }
 
 BOOST_AUTO_TEST_CASE(bad_settings_are_usage_errors) {

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "ck/context.hpp"
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
@@ -478,3 +480,42 @@ BOOST_AUTO_TEST_CASE(matches_llama_quantize, *utf::precondition(cktest::SharedDa
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// ---- every advertised target runs ----------------------------------------------------------
+
+namespace {
+
+// The names the plugin advertises: `ckhost plugins --json`'s choices of `to`, and the mixtures.
+std::vector<std::string> advertised_targets() {
+    const cktest::RunResult r = cktest::run_ckhost({"plugins", "--json"});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    const auto doc = nlohmann::json::parse(r.out);
+    std::vector<std::string> targets;
+    for (const auto& p : doc["plugins"])
+        if (p["name"] == "quantize")
+            for (const auto& o : p["options"])
+                if (o["name"] == "to")
+                    for (const auto& c : o["choices"]) targets.push_back("to=" + c.get<std::string>());
+    BOOST_TEST_REQUIRE(targets.size() >= 15u);
+    for (const std::string& name : mq::mix_names()) targets.push_back("mix=" + lower(name));
+    return targets;
+}
+
+}  // namespace
+
+// Every `to=` and `mix=` value the plugin advertises converts the sample model (its Q4_K/Q6_K
+// weights dequantized exactly first): `mix=f32` crashed with SIGSEGV on a null quantizer while
+// --dry-run planned it, leaving a 0-byte temporary file behind.
+BOOST_AUTO_TEST_CASE(every_advertised_target_converts) {
+    cktest::TempDir dir;
+    for (const std::string& target : advertised_targets()) {
+        const fs::path out = dir / "o.gguf";
+        const auto r = cktest::run_ckhost({"--pipeline", "gguf:quantize[" + target +
+                                                             ",requantize=1]:gguf",
+                                           "-i", cktest::sample_model().string(), "-o",
+                                           out.string(), "--force", "--quiet"});
+        BOOST_TEST(r.exit_code == 0, target << ": exit " << r.exit_code << " " << r.err);
+        const auto left = dir.entries();
+        BOOST_TEST((left == std::vector<std::string>{"o.gguf"}), target);
+    }
+}
