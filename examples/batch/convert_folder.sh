@@ -6,7 +6,7 @@
 #
 # Each model gets its own directory, OUTPUT_DIR/<name>/, and the pipeline's writer names the
 # files inside it (weights.bump + config.json, <name>.gguflite, ...). Run it again after a
-# failure or an interruption: models whose outputs are newer than the input are skipped.
+# failure or an interruption: models whose outputs are up to date (their recipe record matches) are skipped.
 # Uses $CKHOST when set, else `ckhost` on PATH, else this repository's build/bin/ckhost.
 # Exit status: ckhost batch's (0 all done, 1 some job failed, 2 usage, 130 interrupted).
 set -euo pipefail

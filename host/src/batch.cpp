@@ -30,6 +30,7 @@
 #include "exit_codes.hpp"
 #include "json_output.hpp"
 #include "pipeline.hpp"
+#include "recipe.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -55,7 +56,8 @@ struct JobState {
     std::vector<fs::path> outputs;  // as the job's writer plans them
     Status status = Status::pending;
     std::optional<int> exit_code;
-    std::string message;  // why it failed, or why it was skipped
+    std::string message;  // why it failed, was skipped, or was converted again
+    Freshness freshness;  // what the outputs' recipe record said when planned
     double seconds = 0;
     json report;  // the job's own `convert --json` report
 };
@@ -94,6 +96,7 @@ class Planner {
             Pipeline pipeline(registry_, s.job.pipeline);
             pipeline.plan(s.job.input, s.job.output);
             s.outputs = pipeline.outputs();
+            if (!force_) s.freshness = check_recipe(pipeline.recipe(s.job.input), s.outputs);
         } catch (const ck::Error& e) {
             s.status = Status::failed;
             s.exit_code = exit_code_for(e.kind());
@@ -111,7 +114,7 @@ class Planner {
                         other->second->job.where;
             return;
         }
-        if (!force_ && outputs_up_to_date(s.job.input, s.outputs)) {
+        if (!force_ && s.freshness.up_to_date) {
             s.status = Status::skipped;
             s.message = "up to date";
         }
@@ -133,7 +136,9 @@ std::vector<std::string> job_command(const BatchSettings& settings, const BatchJ
                                      "--output=" + job.output.string(),
                                      "--json",
                                      "--quiet",
-                                     settings.force ? "--force" : "--update"};
+                                     "--update"};
+    // --force converts whatever the record says; --update still records the recipe.
+    if (settings.force) args.push_back("--force");
     for (const auto& dir : settings.plugin_dirs) args.push_back("--plugin-dir=" + dir);
     if (!settings.sync) args.push_back("--no-sync");
     if (!settings.isa.empty()) args.push_back("--isa=" + settings.isa);
@@ -194,6 +199,10 @@ void run_job(const BatchSettings& settings, JobState& s) {
         s.status = s.report.is_object() && s.report.value("up_to_date", false) ? Status::skipped
                                                                                : Status::ok;
         if (s.status == Status::skipped) s.message = "up to date";
+        // Outputs were there but not trusted: say why they were made again.
+        if (s.status == Status::ok && s.report.is_object() && s.report.contains("update_reason") &&
+            s.freshness.reason != no_output_yet)
+            s.message = "converted again: " + s.report["update_reason"].get<std::string>();
     } else {
         s.status = child.exit_code == interrupted ? Status::interrupted : Status::failed;
         s.message = error_text(child.err);
@@ -218,7 +227,9 @@ json job_json(const JobState& s) {
               {"status", status_name(s.status)},
               {"seconds", s.seconds}};
     j["exit_code"] = s.exit_code ? json(*s.exit_code) : json(nullptr);
-    if (!s.message.empty()) j[s.status == Status::skipped ? "reason" : "error"] = s.message;
+    // Why it was skipped or converted again is a reason; anything else said is an error.
+    if (!s.message.empty())
+        j[s.status == Status::skipped || s.status == Status::ok ? "reason" : "error"] = s.message;
     if (!s.report.is_null()) j["report"] = s.report;
     return j;
 }
@@ -377,7 +388,9 @@ void print_text_report(std::ostream& out, const std::vector<JobState>& jobs,
             << "  " << s.job.where << "  " << s.job.pipeline << "  " << s.job.input.string()
             << " -> " << s.job.output.string() << "\n";
         if (!s.message.empty())
-            out << "     " << (s.status == Status::skipped ? "" : "error: ") << s.message << "\n";
+            out << "     "
+                << (s.status == Status::skipped || s.status == Status::ok ? "" : "error: ")
+                << s.message << "\n";
         if (s.report.is_object() && s.report.contains("warnings"))
             for (const auto& w : s.report["warnings"])
                 if (w.is_string()) out << "     warning: " << w.get<std::string>() << "\n";

@@ -28,6 +28,7 @@
 #include "memory_budget.hpp"
 #include "pipeline.hpp"
 #include "plugins_command.hpp"
+#include "recipe.hpp"
 #include "stdin_spool.hpp"
 #include "suggest.hpp"
 
@@ -308,8 +309,8 @@ int convert_command(const std::vector<std::string>& args,
                                                  "print the plan and write nothing")(
         "force,f", po::bool_switch(&force), "overwrite existing outputs")(
         "update,u", po::bool_switch(&update),
-        "do nothing when every output is newer than the input; else write, replacing older "
-        "outputs");
+        "do nothing when the outputs' recipe record (OUTPUT.ckhost.json) says this pipeline made "
+        "them from this input with this ckhost and plugins; else write them and the record");
     d.add(common_options(c));
     if (options_out) {
         *options_out = option_names(d);
@@ -340,7 +341,7 @@ int convert_command(const std::vector<std::string>& args,
     const bool to_stdout = output == "-";
     if (from_stdin && update)
         throw ck::usage_error(
-            "-i - with --update: standard input has no modification time to "
+            "-i - with --update: standard input has no identity to "
             "compare the outputs with");
     if (to_stdout && update)
         throw ck::usage_error("-o - with --update: standard output is not a file to compare");
@@ -405,7 +406,8 @@ int convert_command(const std::vector<std::string>& args,
         for (const auto& n : result.notes) std::cerr << n << "\n";
     if (dry_run && !c.json) p.print_plan(std::cout);
     if (result.report.value("up_to_date", false) && !c.quiet && !c.json)
-        std::cerr << "ckhost: every output is newer than " << input << ": nothing to do\n";
+        std::cerr << "ckhost: up to date (" << ckhost::recipe_path(p.outputs()).string()
+                  << ": same pipeline, input, ckhost and plugins): nothing to do\n";
     if (c.json) {
         nlohmann::json doc = ckhost::json_document("convert");
         doc.update(result.report);
@@ -565,8 +567,10 @@ int batch_command(const std::vector<std::string>& args,
             "Runs many conversions, N at a time, each in its own process. JOBS is a text file\n"
             "(or - for stdin) with one 'PIPELINE INPUT OUTPUT' job per line, '#' comments and\n"
             "blank lines ignored, or a JSON array of {\"pipeline\", \"input\", \"output\"}.\n"
-            "A failing job does not stop the others; exit 1 when any failed. Jobs whose\n"
-            "outputs are all newer than their input are skipped unless --force. Ctrl-C stops\n"
+            "A failing job does not stop the others; exit 1 when any failed. A job whose\n"
+            "outputs its recipe record (OUTPUT.ckhost.json) says were made by the same\n"
+            "pipeline from the same input with the same ckhost and plugins, unchanged since,\n"
+            "is skipped unless --force; any other is converted, saying why. Ctrl-C stops\n"
             "every running job cleanly (exit 130): run the batch again to finish it.\n"
             "--shard K/N runs the K-th of N slices (every job writing one file in one slice,\n"
             "balanced by input size); --shard auto takes K and N from a job array (Slurm,\n"

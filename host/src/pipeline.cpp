@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 #include <unistd.h>
+#include <boost/dll/runtime_symbol_info.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -22,6 +23,7 @@
 #include "memory_budget.hpp"
 #include "plugin_call.hpp"
 #include "progress.hpp"
+#include "recipe.hpp"
 #include "suggest.hpp"
 
 namespace fs = std::filesystem;
@@ -101,7 +103,8 @@ std::string position_word(std::size_t i, std::size_t n) {
 
 }  // namespace
 
-Pipeline::Pipeline(PluginRegistry& registry, const std::string& text) : registry_(registry) {
+Pipeline::Pipeline(PluginRegistry& registry, const std::string& text)
+    : registry_(registry), text_(text) {
     auto specs = parse_pipeline(text);
     if (specs.size() < 2)
         throw ck::usage_error(
@@ -510,15 +513,24 @@ void Pipeline::print_plan(std::ostream& out) const {
     }
 }
 
-bool outputs_up_to_date(const fs::path& input, const std::vector<fs::path>& outputs) {
-    std::error_code ec;
-    const auto input_time = fs::last_write_time(input, ec);
-    if (ec || outputs.empty()) return false;
-    for (const auto& p : outputs) {
-        const auto output_time = fs::last_write_time(p, ec);
-        if (ec || !(output_time > input_time)) return false;
-    }
-    return true;
+json Pipeline::recipe(const fs::path& input) const {
+    json stages = json::array();
+    for (const auto& s : stages_)
+        stages.push_back({{"name", s->spec.name},
+                          {"options", s->spec.options},
+                          {"plugin_version", s->plugin->descriptor->version},
+                          {"plugin_sha256", file_digest(s->plugin->path)}});
+    // The host decides things too (the file-type rule, ckhost.* keys), so its own build counts:
+    // the program and the SDK library the plugins share.
+    const fs::path program = boost::dll::program_location();
+    const fs::path sdk = boost::dll::symbol_location_ptr(&ck::thread_count);
+    return {{"pipeline", text_},
+            {"stages", stages},
+            {"input", input_identity(input)},
+            {"ckhost",
+             {{"version", CKHOST_VERSION},
+              {"sha256", file_digest(program)},
+              {"sdk_sha256", file_digest(sdk)}}}};
 }
 
 const std::string& Pipeline::writer_name() const {
@@ -611,8 +623,14 @@ ConvertResult Pipeline::convert(const ConvertSettings& settings, ck::OutputSet& 
                               std::to_string(outputs_.size()) + " files (" + join(names) +
                               "); standard output takes one");
     }
-    const bool up_to_date =
-        settings.update && !settings.force && outputs_up_to_date(settings.input, outputs_);
+    // --update: the recipe as it is now, and whether the record beside the outputs matches it.
+    json recipe;
+    Freshness freshness;
+    if (settings.update) {
+        recipe = this->recipe(input);
+        if (!settings.force) freshness = check_recipe(recipe, outputs_);
+    }
+    const bool up_to_date = freshness.up_to_date;
     if (!to_stdout)
         for (const auto& p : outputs_) out.check_target(p);
 
@@ -622,6 +640,10 @@ ConvertResult Pipeline::convert(const ConvertSettings& settings, ck::OutputSet& 
                    {"sync", settings.sync},
                    {"dry_run", settings.dry_run},
                    {"up_to_date", up_to_date}};
+    if (settings.update && !settings.force && !up_to_date) {
+        report["update_reason"] = freshness.reason;
+        if (settings.say && !settings.dry_run) settings.say("converting: " + freshness.reason);
+    }
     json stages = json::array();
     for (const auto& s : stages_)
         stages.push_back(
@@ -662,7 +684,11 @@ ConvertResult Pipeline::convert(const ConvertSettings& settings, ck::OutputSet& 
             report["stages"][k]["seconds"] = inclusive_seconds_[k] - inclusive_seconds_[k - 1];
         report["stages"].back()["seconds"] = inclusive_seconds_.back();
         check_input_unchanged(input, input_identity);
+        // The old record goes before the outputs it describes are replaced, the new one comes
+        // after: a crash between the two leaves no record, never a false one.
+        if (settings.update && !to_stdout) forget_recipe(outputs_);
         out.commit();
+        if (settings.update && !to_stdout) record_recipe(recipe, outputs_);
         // What the files hold, headers, padding and zero slots included: the plan's figure
         // counts only the tensors the writer was given.
         if (!to_stdout) report["bytes_out"] = bytes_of(outputs_);

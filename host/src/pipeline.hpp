@@ -32,8 +32,9 @@ struct ConvertSettings : Conversion {
     std::function<void(const std::string&)> say;
     bool dry_run = false;
     bool force = false;
-    // Skip when every output exists and is newer than the input; otherwise write, replacing
-    // outputs older than the input (cp -u). What `ckhost batch` asks of each job.
+    // Skip when the outputs' recipe record (recipe.hpp) says this pipeline made them from this
+    // input with this ckhost and these plugins, and they are unchanged since; otherwise write,
+    // replacing them, and record the recipe. What `ckhost batch` asks of each job.
     bool update = false;
     bool progress = false;   // draw progress on stderr
     bool checksums = false;  // SHA-256 of every output in the report (costs one more read)
@@ -47,10 +48,6 @@ struct ConvertResult {
     std::vector<std::string> warnings;
     std::vector<std::string> notes;
 };
-
-// True when every output exists and was modified after the input (what --update skips).
-bool outputs_up_to_date(const std::filesystem::path& input,
-                        const std::vector<std::filesystem::path>& outputs);
 
 class Pipeline {
   public:
@@ -87,6 +84,9 @@ class Pipeline {
     bool writer_streams() const;
 
     const std::vector<std::filesystem::path>& outputs() const { return outputs_; }
+    // What `--update` compares (recipe.hpp): this pipeline's stages with their options, each
+    // stage's plugin version and file digest, ckhost's, and the identity of `input`.
+    nlohmann::json recipe(const std::filesystem::path& input) const;
     const ck::RecordingContext& context() const { return context_; }
 
   private:
@@ -110,6 +110,7 @@ class Pipeline {
 
     PluginRegistry& registry_;
     ck::RecordingContext context_;
+    std::string text_;  // the pipeline as given
     std::vector<std::unique_ptr<Stage>> stages_;
     std::vector<ck::ModelHeader> headers_;  // headers_[k]: what stage k produced
     std::vector<std::filesystem::path> outputs_;

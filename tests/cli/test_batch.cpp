@@ -58,8 +58,11 @@ std::string six_jobs(const fs::path& out) {
            sample() + "' '" + o + "f g.gguf'\n";
 }
 
-const std::vector<std::string> six_jobs_outputs = {"a",      "a/config.json", "a/weights.bump",
-                                                   "b.gguf", "c.gguflite",    "f g.gguf"};
+// Each job's outputs and its recipe record (OUTPUT.ckhost.json: what --update compares).
+const std::vector<std::string> six_jobs_outputs = {
+    "a",        "a/config.json",       "a/weights.bump", "a/weights.bump.ckhost.json",
+    "b.gguf",   "b.gguf.ckhost.json",  "c.gguflite",     "c.gguflite.ckhost.json",
+    "f g.gguf", "f g.gguf.ckhost.json"};
 
 std::vector<std::string> sorted_entries(const cktest::TempDir& dir, const std::string& sub) {
     std::vector<std::string> names;
@@ -195,8 +198,9 @@ BOOST_AUTO_TEST_CASE(two_jobs_in_parallel_write_the_same_bytes_as_one_at_a_time)
     BOOST_TEST(run_batch({(dir / "parallel.txt").string(), "--jobs", "2"}).run.exit_code == 1);
     const auto names = sorted_entries(dir, "serial");
     BOOST_TEST_REQUIRE(names == sorted_entries(dir, "parallel"));
+    // The models; not their recipe records, which name their own paths and times.
     for (const auto& name : names)
-        if (fs::is_regular_file(dir / "serial" / name))
+        if (fs::is_regular_file(dir / "serial" / name) && !name.ends_with(".ckhost.json"))
             BOOST_TEST(cktest::files_equal(dir / "serial" / name, dir / "parallel" / name), name);
 }
 
@@ -334,7 +338,8 @@ BOOST_AUTO_TEST_CASE(ctrl_c_stops_every_job_and_leaves_nothing_behind) {
     Batch again = run_batch({(dir / "jobs.txt").string(), "--plugin-dir", plugins});
     BOOST_TEST(again.run.exit_code == 0, again.run.err);
     BOOST_TEST(sorted_entries(dir, "out") ==
-               (std::vector<std::string>{"a.gguf", "b.gguf", "c.gguf"}));
+               (std::vector<std::string>{"a.gguf", "a.gguf.ckhost.json", "b.gguf",
+                                         "b.gguf.ckhost.json", "c.gguf", "c.gguf.ckhost.json"}));
 }
 
 // examples/batch/convert_folder.sh: every *.gguf of a folder, one directory per model.
@@ -353,7 +358,8 @@ BOOST_AUTO_TEST_CASE(the_folder_script_converts_every_model_of_a_folder) {
     const int status = std::system(command.c_str());
     BOOST_TEST(WEXITSTATUS(status) == 1);  // the broken model failed, the others did not
     BOOST_TEST(sorted_entries(dir, "out") ==
-               (std::vector<std::string>{"a", "a/a.gguf", "b c", "b c/b c.gguf"}));
+               (std::vector<std::string>{"a", "a/a.gguf", "a/a.gguf.ckhost.json", "b c",
+                                         "b c/b c.gguf", "b c/b c.gguf.ckhost.json"}));
     BOOST_TEST(cktest::files_equal(dir / "out" / "b c" / "b c.gguf", sample()));
     auto report = cktest::read_file(dir / "report.json");
     json doc = json::parse(report.begin(), report.end());
