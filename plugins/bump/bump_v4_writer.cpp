@@ -47,6 +47,8 @@ BumpV4Writer::BumpV4Writer(const Options& options, Context& context)
 
 void BumpV4Writer::prepare(const ModelHeader& header, const fs::path& destination) {
     header_ = header;
+    // First: no other change to the model gets past this.
+    refuse_rope_scaling(header_, "bump v4");
     try {
         plan_ = v4::plan(header_, v4::PlanOptions{context_length_});
     } catch (const Error& e) {

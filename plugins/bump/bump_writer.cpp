@@ -37,6 +37,8 @@ BumpWriter::BumpWriter(const Options& options, Context& context)
 
 void BumpWriter::prepare(const ModelHeader& header, const fs::path& destination) {
     header_ = header;
+    // First: no other change to the model gets past this.
+    refuse_rope_scaling(header_, "bump v3");
     try {
         plan_ = plan_model(header_, PlanOptions{context_length_});
     } catch (const Error& e) {

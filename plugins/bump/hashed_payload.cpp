@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "ck/error.hpp"
+#include "ck/llama/llama_keys.hpp"
 #include "ck/support/destination.hpp"
 
 namespace fs = std::filesystem;
@@ -50,6 +51,26 @@ void warn_unwritten(ck::Context& context, const std::vector<std::string>& names,
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
     context.warn("bump: " + std::to_string(names.size()) + " tensor(s) have no slot in " +
                  std::string(format) + " and are not written: " + list);
+}
+
+void refuse_rope_scaling(const ck::ModelHeader& header, std::string_view format) {
+    const std::string runtime =
+        "C-Kernel-Engine's " + std::string(format) +
+        " runtime computes RoPE from config.json's rope_theta alone, so the model would run with "
+        "the wrong positions; nothing was written";
+    for (const std::string_view name : ck::llama::rope_factor_tensor_names)
+        if (header.find_tensor(name))
+            throw ck::Error(
+                "per-frequency RoPE factors (Llama 3.1's rope_type llama3, Phi-3's "
+                "longrope) have no place in bump: " +
+                    runtime,
+                header.source, {}, ck::llama::tensor_subject(name));
+    const ck::llama::ArchKeys keys(header.metadata);
+    if (const auto scaling = ck::llama::rope_scaling(keys))
+        throw ck::Error("RoPE scaling (" + scaling->type + ", factor " +
+                            ck::Value::of_f64(scaling->factor.value).to_display() +
+                            ") cannot be carried into bump: " + runtime,
+                        header.source, {}, ck::llama::key_subject(scaling->factor_key));
 }
 
 void HashedPayload::start(ck::OutputFile& file, std::size_t header_bytes,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ck/context.hpp"
+#include "ck/model.hpp"
 #include "ck/options.hpp"
 #include "ck/output.hpp"
 #include "sha256_stream.hpp"
@@ -34,6 +35,13 @@ std::vector<std::byte> dtype_table_bytes(std::span<const std::uint8_t> codes);
 // "bump: N tensor(s) have no slot in <format> and are not written: a, b" when any are left.
 void warn_unwritten(ck::Context& context, const std::vector<std::string>& names,
                     std::string_view format);
+
+// Refuses a model whose RoPE is scaled (a scaling factor in its metadata, or a tensor of
+// per-frequency factors such as Llama 3.1's rope_freqs.weight), naming the key or tensor.
+// C-Kernel-Engine's bump v3 and v4 runtimes read only rope_theta from config.json and have no
+// place for such factors, so the converted model would attend with the wrong positions at every
+// length: a wrong result is refused, as bump v4 refuses biases it would have to drop.
+void refuse_rope_scaling(const ck::ModelHeader& header, std::string_view format);
 
 class HashedPayload {
   public:

@@ -7,10 +7,6 @@
 namespace ck::llama {
 namespace {
 
-std::string key_subject(const std::string& key) {
-    return "key '" + key + "'";
-}
-
 std::optional<FloatParam> as_float_param(const FoundValue& found) {
     const Value& v = *found.value;
     if (v.type() == ValueType::f32) return FloatParam{*v.as_double(), true};
@@ -107,6 +103,22 @@ HeadGeometry head_geometry(const ModelHeader& header, const ArchKeys& keys) {
                     {}, {}, tensor_subject("blk.0.attn_k.weight"));
     g.head_dim = g.embed / g.heads;
     return g;
+}
+
+std::optional<RopeScaling> rope_scaling(const ArchKeys& keys) {
+    std::string factor_key = keys.key("rope.scaling.factor");
+    std::optional<FloatParam> factor = keys.number("rope.scaling.factor");
+    if (factor) {
+        factor_key = keys.find("rope.scaling.factor")->key;
+    } else if ((factor = keys.number("rope.scale_linear"))) {
+        factor_key = keys.find("rope.scale_linear")->key;
+    }
+    if (!factor || factor->value == 0.0 || factor->value == 1.0) return std::nullopt;
+    RopeScaling scaling{"linear", *factor, factor_key};
+    if (const auto type = keys.find("rope.scaling.type");
+        type && type->value->type() == ValueType::string)
+        scaling.type = type->value->str();
+    return scaling;
 }
 
 }  // namespace ck::llama

@@ -68,6 +68,28 @@ using conventions::aligned_head_dim_key;
 // and the expected versus actual values.
 HeadGeometry head_geometry(const ModelHeader& header, const ArchKeys& keys);
 
+// RoPE scaling beyond rope_theta, as llama.cpp reads it: `<arch>.rope.scaling.factor` (else the
+// older `<arch>.rope.scale_linear`) divides the positions, of the kind `<arch>.rope.scaling.type`
+// names (llama.cpp's default: linear). A factor absent, 0 or 1 scales nothing.
+struct RopeScaling {
+    std::string type;        // "linear", "yarn", "longrope", ...
+    FloatParam factor;       // as stored
+    std::string factor_key;  // the key it was found under
+};
+std::optional<RopeScaling> rope_scaling(const ArchKeys& keys);
+
+// Per-frequency RoPE factors, head_dim / 2 floats each, that a runtime computing RoPE from
+// rope_theta alone cannot apply: Llama 3.1's (rope_type llama3) and Phi-3 long-context's
+// (longrope: one set for long and one for short sequences).
+inline constexpr std::string_view rope_freqs_name = "rope_freqs.weight";
+inline constexpr std::string_view rope_factor_tensor_names[] = {
+    rope_freqs_name, "rope_factors_long.weight", "rope_factors_short.weight"};
+
+// "key 'name'", the subject format for a metadata key.
+inline std::string key_subject(std::string_view key) {
+    return "key '" + std::string(key) + "'";
+}
+
 // "tensor 'name'", the subject format every error uses.
 inline std::string tensor_subject(std::string_view name) {
     return "tensor '" + std::string(name) + "'";
