@@ -10,6 +10,7 @@ packages=(
   libbenchmark-dev python3 python3-numpy
   python3-jsonschema  # validates every command's --json output against docs/schema/ (tests/json)
   zsh  # the zsh completion test loads the generated script (it skips without zsh)
+  universal-ctags  # tests/check_function_length.py lists every function with its length
   # tests/slurm: a one-node Slurm cluster the test starts itself (its own munge key and
   # slurm.conf in a temporary directory), to run ckhost batch as a real job array.
   munge slurmctld slurmd slurm-client

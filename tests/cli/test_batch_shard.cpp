@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "batch_jobs.hpp"
-#include "batch_shard.hpp"
+#include "batch/batch_jobs.hpp"
+#include "batch/batch_shard.hpp"
 #include "ck/error.hpp"
 #include "test_support.hpp"
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "checksum.hpp"
+#include "io/checksum.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;

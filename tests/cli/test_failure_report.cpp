@@ -4,9 +4,9 @@
 
 #include <filesystem>
 
-#include "conversion_error.hpp"
-#include "pipeline.hpp"
-#include "plugin_registry.hpp"
+#include "pipeline/conversion_error.hpp"
+#include "pipeline/pipeline.hpp"
+#include "registry/plugin_registry.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;

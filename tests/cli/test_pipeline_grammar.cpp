@@ -3,7 +3,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "ck/error.hpp"
-#include "pipeline_spec.hpp"
+#include "pipeline/pipeline_spec.hpp"
 #include "test_support.hpp"
 
 using cktest::contains;

@@ -9,7 +9,7 @@
 #include "ck/error.hpp"
 #include "ck/glob.hpp"
 #include "ck/suggest.hpp"
-#include "pipeline_spec.hpp"
+#include "pipeline/pipeline_spec.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;

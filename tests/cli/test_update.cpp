@@ -1,5 +1,5 @@
 // `convert --update` and batch re-runs trust an output only when its recipe record
-// (OUTPUT.ckhost.json, host/src/recipe.hpp) says the same pipeline made it from the same input
+// (OUTPUT.ckhost.json, host/src/pipeline/recipe.hpp) says the same pipeline made it from the same input
 // with the same ckhost and plugins, and it is unchanged since; any other output is converted
 // again, saying why. Modification times alone called a Q6_K file made by an old job "up to date"
 // after the job asked for Q2_K.

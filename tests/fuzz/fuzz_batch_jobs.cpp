@@ -4,10 +4,10 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "batch_jobs.hpp"
+#include "batch/batch_jobs.hpp"
 #include "ck/error.hpp"
 #include "fuzz_support.hpp"
-#include "pipeline_spec.hpp"
+#include "pipeline/pipeline_spec.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     try {

@@ -9,7 +9,7 @@
 
 #include "ck/error.hpp"
 #include "fuzz_support.hpp"
-#include "pipeline_spec.hpp"
+#include "pipeline/pipeline_spec.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string text(ckfuzz::as_text(data, size));

@@ -14,8 +14,8 @@
 
 #include "ck/error.hpp"
 #include "fuzz_support.hpp"
-#include "pipeline.hpp"
-#include "plugin_registry.hpp"
+#include "pipeline/pipeline.hpp"
+#include "registry/plugin_registry.hpp"
 
 namespace {
 

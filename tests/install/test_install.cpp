@@ -4,9 +4,12 @@
 // (when present) must read them as index.json describes.
 #include <boost/test/unit_test.hpp>
 
+#include <boost/algorithm/string.hpp>
+
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <regex>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -202,7 +205,19 @@ BOOST_AUTO_TEST_CASE(the_manual_page_and_the_completion_scripts_are_installed) {
                              "int8", "nf4", "--dry-run", "--plugin-dir"})
         BOOST_TEST(contains(script, word), word);
     const auto z = cktest::read_file(zsh);
-    BOOST_TEST(std::string(z.begin(), z.end()).starts_with("#compdef ckhost\n"));
+    const std::string zscript(z.begin(), z.end());
+    BOOST_TEST(zscript.starts_with("#compdef ckhost\n"));
+    // Every built-in plugin, from the build's one list of them, is a stage in both scripts.
+    const char* builtin = std::getenv("CKHOST_BUILTIN_PLUGINS");
+    BOOST_TEST_REQUIRE(builtin != nullptr, "CKHOST_BUILTIN_PLUGINS is not set (run through ctest)");
+    std::vector<std::string> names;
+    boost::split(names, std::string(builtin), boost::is_any_of(","));
+    BOOST_TEST(names.size() >= 10u);
+    for (const std::string& name : names) {
+        const std::regex word("\\b" + name + "\\b");
+        BOOST_TEST(std::regex_search(script, word), "bash completion lacks stage " << name);
+        BOOST_TEST(std::regex_search(zscript, word), "zsh completion lacks stage " << name);
+    }
     auto syntax = cktest::run_program("bash", {"-n", bash.string()});
     BOOST_TEST(syntax.exit_code == 0, syntax.err);
 }

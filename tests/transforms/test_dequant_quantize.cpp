@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "checksum.hpp"
+#include "io/checksum.hpp"
 #include "ck/context.hpp"
 #include "ck/kernels/dequant.hpp"
 #include "ck/kernels/float_convert.hpp"

@@ -1,0 +1,203 @@
+#include "cli/command_line.hpp"
+
+#include <cstdlib>
+#include <iostream>
+#include <system_error>
+
+#include "ck/cpu.hpp"
+#include "ck/error.hpp"
+#include "ck/parallel.hpp"
+#include "ck/support/shell_quote.hpp"
+#include "cli/suggest.hpp"
+#include "pipeline/memory_budget.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ckhost::cli {
+
+// The global options: every command takes them, before or after the command name.
+po::options_description global_options(Common& c) {
+    po::options_description d("global options (before or after the command)");
+    d.add_options()("plugin-dir", po::value(&c.plugin_dirs)->composing(),
+                    "search DIR for plugins first (repeatable)")(
+        "isa", po::value(&c.isa),
+        "force a lower kernel variant: scalar|avx2|avx512 (sets CKHOST_ISA)")(
+        "threads", po::value(&c.threads),
+        "worker threads (default: CKHOST_THREADS, else the CPUs this process may use)")(
+        "max-memory", po::value(&c.max_memory),
+        "bytes of tensors computed ahead of the writer, e.g. 2G (default: CKHOST_MAX_MEMORY, "
+        "else a quarter of RAM)")(
+        "no-sync", po::bool_switch(&c.no_sync),
+        "do not fsync outputs before renaming them into place (scratch work; default: "
+        "CKHOST_NO_SYNC=1, else sync)")("quiet,q", po::bool_switch(&c.quiet),
+                                        "no progress, no warnings on stderr")(
+        "json", po::bool_switch(&c.json), "machine-readable output on stdout");
+    return d;
+}
+
+po::options_description common_options(Common& c) {
+    po::options_description d = global_options(c);
+    d.add_options()("help,h", po::bool_switch(&c.help), "show this help");
+    return d;
+}
+
+// Every option of `options` as typed: --name, and -x for those with a short name.
+std::vector<std::string> option_names(const po::options_description& options) {
+    std::vector<std::string> names;
+    for (const auto& o : options.options()) {
+        if (!o->long_name().empty()) names.push_back("--" + o->long_name());
+        const std::string shown = o->format_name();  // "-q [ --quiet ]"
+        if (shown.size() >= 2 && shown[0] == '-' && shown[1] != '-')
+            names.push_back(shown.substr(0, 2));
+    }
+    return names;
+}
+
+// Parses one command's arguments (after the command name); unknown options and stray
+// arguments are usage errors.
+namespace {
+
+po::variables_map parse(const std::vector<std::string>& args,
+                        const po::options_description& options,
+                        const po::positional_options_description& positional) {
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
+        po::notify(vm);
+    } catch (const po::unknown_option& e) {
+        // `--josn`: the closest of this command's options, as for stage and option names.
+        const std::string given = e.get_option_name();
+        throw ck::usage_error(
+            std::string(e.what()) +
+            ckhost::did_you_mean(given.substr(0, given.find('=')), option_names(options)));
+    } catch (const po::error& e) {
+        throw ck::usage_error(e.what());
+    }
+    return vm;
+}
+
+}  // namespace
+
+// Parses a command's arguments (`options`, and `arguments`: the positional ones, which the usage
+// line names and the option list leaves out); with --help prints `usage` (which ends in a blank
+// line) and the options instead, and returns true: the command has nothing more to do.
+bool parse_or_help(const std::vector<std::string>& args, const po::options_description& options,
+                   const po::options_description& arguments,
+                   const po::positional_options_description& positional, const Common& c,
+                   std::string_view usage) {
+    po::options_description all;
+    all.add(options).add(arguments);
+    parse(args, all, positional);
+    if (!c.help) return false;
+    std::cout << usage << options;
+    return true;
+}
+
+namespace {
+
+// The global option `token` names (`--json`, `--isa=X`, `--plugin-dir`, `-q`), by exact name, or
+// nullptr: an abbreviation or a group of short options ends the global part, and is left to the
+// command's parser, which knows all of the command's options.
+const po::option_description* global_option(const std::string& token,
+                                            const po::options_description& globals) {
+    if (token.size() > 2 && token.compare(0, 2, "--") == 0)
+        return globals.find_nothrow(token.substr(2, token.find('=') - 2), false);
+    if (token.size() == 2 && token[0] == '-' && token[1] != '-')
+        return globals.find_nothrow(token, false);
+    return nullptr;
+}
+
+}  // namespace
+
+// Finds where the global options in front of the command end (each option's value, if it takes
+// one, is the next token unless given as --name=VALUE), and has Boost.Program_options parse
+// them, so that a missing value or a bad one is the same usage error as after the command.
+Split split_at_command(const std::vector<std::string>& args) {
+    Common ignored;
+    const po::options_description globals = global_options(ignored);
+    std::size_t end = 0;
+    while (end < args.size()) {
+        const po::option_description* option = global_option(args[end], globals);
+        if (!option) break;
+        const bool inline_value = args[end].find('=') != std::string::npos;
+        ++end;
+        if (!inline_value && option->semantic()->max_tokens() > 0 && end < args.size()) ++end;
+    }
+    Split split{{args.begin(), args.begin() + static_cast<std::ptrdiff_t>(end)},
+                {args.begin() + static_cast<std::ptrdiff_t>(end), args.end()}};
+    try {
+        po::variables_map vm;
+        po::store(po::command_line_parser(split.globals)
+                      .options(globals)
+                      .style(po::command_line_style::default_style &
+                             ~po::command_line_style::allow_guessing)
+                      .positional({})
+                      .run(),
+                  vm);
+    } catch (const po::error& e) {
+        throw ck::usage_error(e.what());
+    }
+    return split;
+}
+
+// --max-memory, else CKHOST_MAX_MEMORY, in bytes; 0 when neither is given (the default).
+std::uint64_t max_memory(const Common& c) {
+    const char* env = std::getenv("CKHOST_MAX_MEMORY");
+    const std::string text = !c.max_memory.empty() ? c.max_memory : env ? env : "";
+    if (text.empty()) return 0;
+    if (auto bytes = ckhost::parse_byte_size(text)) return *bytes;
+    throw ck::usage_error((c.max_memory.empty() ? "CKHOST_MAX_MEMORY=" : "--max-memory ") + text +
+                          ": expected a size such as 512M, 2G or 1.5T (at least 1 byte)");
+}
+
+// Whether outputs are fsync'ed before their rename: not with --no-sync or CKHOST_NO_SYNC=1.
+bool sync_outputs(const Common& c) {
+    if (c.no_sync) return false;
+    const char* env = std::getenv("CKHOST_NO_SYNC");
+    const std::string text = env ? env : "";
+    if (text.empty() || text == "0") return true;
+    if (text == "1") return false;
+    throw ck::usage_error("CKHOST_NO_SYNC=" + text + ": expected 1 (skip fsync) or 0");
+}
+
+// The global options that reach plugins through the environment (read once, when first used):
+// --isa sets CKHOST_ISA, --threads sets CKHOST_THREADS. Both must be set before any work.
+void apply_globals(const Common& c) {
+    // A directory that is not there is a typo, not an empty search path entry: found silently,
+    // it would leave the built-in plugins in charge without a word.
+    for (const auto& dir : c.plugin_dirs) {
+        std::error_code ec;
+        if (!fs::is_directory(dir, ec))
+            throw ck::usage_error("--plugin-dir " + ck::support::shell_quote(dir) + ": " +
+                                  (fs::exists(dir, ec) ? "not a directory" : "no such directory"));
+    }
+    // The kernels read CKHOST_ISA themselves and would ignore a value they do not know.
+    if (const char* env = std::getenv("CKHOST_ISA");
+        c.isa.empty() && env && *env && !ck::isa_from_name(env))
+        throw ck::usage_error(std::string("CKHOST_ISA=") + env +
+                              ": expected scalar, avx2 or avx512");
+    if (!c.isa.empty()) {
+        if (!ck::isa_from_name(c.isa))
+            throw ck::usage_error("--isa " + c.isa + ": expected scalar, avx2 or avx512");
+        ::setenv("CKHOST_ISA", c.isa.c_str(), 1);
+    }
+    if (c.threads != -1) {
+        if (c.threads < 1 || c.threads > ck::max_threads)
+            throw ck::usage_error("--threads " + std::to_string(c.threads) +
+                                  ": expected a number from 1 to " +
+                                  std::to_string(ck::max_threads));
+        ::setenv("CKHOST_THREADS", std::to_string(c.threads).c_str(), 1);
+    } else if (const char* env = std::getenv("CKHOST_THREADS");
+               env && *env && !ck::parse_thread_count(env)) {
+        throw ck::usage_error(std::string("CKHOST_THREADS=") + env +
+                              ": expected a number from 1 to " + std::to_string(ck::max_threads));
+    }
+    max_memory(c);    // refuse a malformed budget whatever the command
+    sync_outputs(c);  // and a malformed CKHOST_NO_SYNC
+}
+
+std::vector<fs::path> to_paths(const std::vector<std::string>& dirs) {
+    return {dirs.begin(), dirs.end()};
+}
+
+}  // namespace ckhost::cli

@@ -1,0 +1,57 @@
+#include "cli/command_table.hpp"
+
+namespace ckhost::cli {
+
+const std::vector<Command>& command_table() {
+    static const std::vector<Command> table = {
+        {"convert", "convert --pipeline PIPELINE INPUT OUTPUT [options]", commands::convert},
+        {"inspect", "inspect FILE... [--json] [--tensors] [--kv KEY]...", commands::inspect},
+        {"verify", "verify FILE... [--data] [--json]", commands::verify},
+        {"plugins", "plugins [--json]", commands::plugins},
+        {"batch", "batch JOBS [--jobs N] [--json] [--force] [--shard K/N|auto]", commands::batch},
+        {"batch-report", "batch-report DIR [--resubmit FILE] [--json]", commands::batch_report},
+        {"completion", "completion bash|zsh", commands::completion},
+    };
+    return table;
+}
+
+std::vector<std::string> command_names() {
+    std::vector<std::string> names;
+    for (const Command& command : command_table()) names.emplace_back(command.name);
+    names.emplace_back("help");
+    return names;
+}
+
+std::string main_usage() {
+    std::string text =
+        "usage: ckhost --pipeline READER[:TRANSFORM...]:WRITER -i INPUT -o OUTPUT [options]\n";
+    for (const Command& command : command_table())
+        text += "       ckhost " + std::string(command.synopsis) + "\n";
+    text += "       ckhost help [COMMAND]     (or ckhost COMMAND --help: that command's options)\n";
+    return text +
+           "\n"
+           "Converts model weight files between formats, one tensor at a time.\n"
+           "\n"
+           "examples:\n"
+           "  ckhost --pipeline gguf:gguf -i model.gguf -o copy.gguf\n"
+           "  ckhost convert --pipeline gguf:gguf model.gguf out/ --dry-run\n"
+           "  ckhost inspect model.gguf --tensors\n"
+           "  ckhost inspect model.gguf --kv tokenizer.ggml.tokens\n"
+           "  ckhost plugins --json\n"
+           "  ckhost batch jobs.txt --jobs 2      (jobs.txt: one 'PIPELINE INPUT OUTPUT' per "
+           "line)\n"
+           "\n"
+           "Global options, before or after the command: --plugin-dir DIR (repeatable), --isa X,\n"
+           "--threads N, --max-memory SIZE, --no-sync, --quiet/-q, --json (e.g. ckhost "
+           "--plugin-dir\n"
+           "build plugins, ckhost --json inspect F).\n"
+           "-i - reads standard input; -o - writes standard output (writers that stream: gguf,\n"
+           "safetensors).\n"
+           "Stage options go in brackets, so quote the pipeline: "
+           "'gguf:repack[to=nf4,only=blk.*]:safetensors'.\n"
+           "Exit codes: 0 success, 1 input or conversion failed, 2 usage error, 3 plugin could not "
+           "be\n"
+           "loaded, 130 interrupted.\n";
+}
+
+}  // namespace ckhost::cli

@@ -1,0 +1,249 @@
+// A whole conversion: plan, --update's recipe, stream, check the input, commit, report.
+#include "pipeline/pipeline.hpp"
+#include "pipeline/pipeline_stages.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+#include <boost/dll/runtime_symbol_info.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <ostream>
+#include <set>
+#include <string_view>
+
+#include "ck/conventions/ckhost_keys.hpp"
+#include "ck/conventions/output_bytes.hpp"
+#include "ck/ggml_types.hpp"
+#include "ck/llama/file_type.hpp"
+#include "ck/mapped_file.hpp"
+#include "ck/parallel.hpp"
+#include "cli/suggest.hpp"
+#include "io/checksum.hpp"
+#include "pipeline/conversion_error.hpp"
+#include "pipeline/memory_budget.hpp"
+#include "pipeline/plugin_call.hpp"
+#include "pipeline/progress.hpp"
+#include "pipeline/recipe.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace ckhost {
+
+json Pipeline::recipe(const fs::path& input) const {
+    json stages = json::array();
+    for (const auto& s : stages_)
+        stages.push_back({{"name", s->spec.name},
+                          {"options", s->spec.options},
+                          {"plugin_version", s->plugin->descriptor->version},
+                          {"plugin_sha256", file_digest(s->plugin->path)}});
+    // The host decides things too (the file-type rule, ckhost.* keys), so its own build counts:
+    // the program and the SDK library the plugins share.
+    const fs::path program = boost::dll::program_location();
+    const fs::path sdk = boost::dll::symbol_location_ptr(&ck::thread_count);
+    return {{"pipeline", text_},
+            {"stages", stages},
+            {"input", input_identity(input)},
+            {"ckhost",
+             {{"version", CKHOST_VERSION},
+              {"sha256", file_digest(program)},
+              {"sdk_sha256", file_digest(sdk)}}}};
+}
+
+const std::string& Pipeline::writer_name() const {
+    return stages_.back()->spec.name;
+}
+
+bool Pipeline::writer_streams() const {
+    return (stages_.back()->plugin->descriptor->flags & CK_PLUGIN_FLAG_STREAMS) != 0;
+}
+
+namespace {
+
+// What identifies the input between planning and commit: the file the path names, its size
+// and its modification time.
+struct FileIdentity {
+    dev_t device = 0;
+    ino_t inode = 0;
+    off_t size = 0;
+    timespec modified{};
+};
+
+std::optional<FileIdentity> identity_of(const fs::path& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+    return FileIdentity{st.st_dev, st.st_ino, st.st_size, st.st_mtim};
+}
+
+// The reader mapped the input when the conversion was planned, and a mapping outlives the
+// name: an input deleted or replaced (a newer download renamed over it) since then would still
+// convert, from the old bytes, into outputs that look newer than the new input (`--update` and
+// batches would then skip it for good). An input written in place without shrinking escapes the
+// SIGBUS guard the same way. So before commit the path must still name the same, unchanged file.
+void check_input_unchanged(const fs::path& input, const std::optional<FileIdentity>& before) {
+    const auto now = identity_of(input);
+    if (!before) return;
+    if (!now)
+        throw ck::Error("the file was removed while being read; nothing was written",
+                        input.string());
+    if (now->device != before->device || now->inode != before->inode || now->size != before->size ||
+        now->modified.tv_sec != before->modified.tv_sec ||
+        now->modified.tv_nsec != before->modified.tv_nsec)
+        throw ck::input_changed_error(input.string());
+}
+
+// The sizes of `files` added up (symbolic links followed: what was written through them).
+std::uint64_t bytes_of(const std::vector<fs::path>& files) {
+    std::uint64_t total = 0;
+    for (const auto& p : files) total += fs::file_size(p);
+    return total;
+}
+
+}  // namespace
+
+ConvertResult Pipeline::run(const ConvertSettings& settings) {
+    const bool to_stdout = settings.output == "-";
+    ck::OutputSet out(settings.force || settings.update);
+    out.set_sync(settings.sync);
+    if (to_stdout) out.stream_to(STDOUT_FILENO);
+    try {
+        return convert(settings, out);
+    } catch (const ck::Error& e) {
+        // Standard input's spool file is an implementation detail: call it what the user gave.
+        const ck::Error shown = settings.input_file && e.file() == settings.input_file->string()
+                                    ? e.with_file("standard input")
+                                    : e;
+        const auto* failed = dynamic_cast<const ConversionError*>(&e);
+        const std::string suggestion = failed ? failed->suggestion() : "";
+        // The warnings given so far often explain the error: they go with it.
+        if (!out.stream_started()) throw ConversionError(shown, context_.warnings(), suggestion);
+        // What went to standard output cannot be taken back; the exit status says it failed.
+        throw ConversionError(
+            ck::Error(shown.message() + "; what standard output has received is not a "
+                                        "complete conversion: discard it",
+                      shown.file(), shown.offset(), shown.subject(), shown.kind()),
+            context_.warnings(), suggestion);
+    }
+}
+
+// What the report says before anything is written: the stages, the sizes, the outputs, the
+// plan, and for --update whether and why the outputs are converted again.
+json Pipeline::planned_report(const ConvertSettings& settings, const Freshness& freshness) const {
+    json report = {{"command", "convert"},
+                   {"pipeline", settings.pipeline},
+                   {"input", settings.input.string()},
+                   {"sync", settings.sync},
+                   {"dry_run", settings.dry_run},
+                   {"up_to_date", freshness.up_to_date}};
+    if (settings.update && !settings.force && !freshness.up_to_date)
+        report["update_reason"] = freshness.reason;
+    json stages = json::array();
+    for (const auto& s : stages_)
+        stages.push_back(
+            {{"name", s->spec.name}, {"kind", kind_word(s->kind)}, {"options", s->spec.options}});
+    report["stages"] = stages;
+    report["threads"] = ck::thread_count();
+    report["bytes_in"] = headers_.front().total_bytes();
+    // The tensors' bytes the writer is given.
+    report["tensor_bytes_out"] = headers_.back().total_bytes();
+    // The bytes the outputs will hold when the writer states them (ck/conventions/
+    // output_bytes.hpp); otherwise the tensors' bytes.
+    const std::vector<std::uint64_t> sizes = output_bytes();
+    report["bytes_out"] = sizes.empty()
+                              ? headers_.back().total_bytes()
+                              : std::accumulate(sizes.begin(), sizes.end(), std::uint64_t{0});
+    json outputs = json::array();
+    for (const auto& p : outputs_) outputs.push_back(p.string());
+    report["outputs"] = outputs;
+    report["plan"] = plan_json();
+    return report;
+}
+
+// Streams every tensor into the outputs and commits them (`before_commit` runs between the two),
+// adding to the report what only the run can tell: stale files removed, each stage's time, the
+// bytes written and their checksums.
+void Pipeline::write_outputs(const ConvertSettings& settings, ck::OutputSet& out, json& report,
+                             const json& recipe, const std::function<void()>& before_commit) {
+    const bool to_stdout = settings.output == "-";
+    // Temporary files that a killed ckhost left beside these targets go first.
+    json removed = json::array();
+    if (!to_stdout)
+        for (const ck::StaleTemporary& stale : ck::remove_stale_temporaries(outputs_)) {
+            if (settings.say)
+                settings.say("removed stale temporary file " + stale.path.string() +
+                             " left by ckhost process " + std::to_string(stale.pid));
+            removed.push_back({{"path", stale.path.string()}, {"pid", stale.pid}});
+        }
+    if (!removed.empty()) report["stale_temporaries_removed"] = removed;
+    inclusive_seconds_.assign(stages_.size(), 0.0);
+    report["compute_ahead"] = stream(settings, out);
+    // Each stage's own time, summed over the threads that called it: its calls minus the
+    // upstream calls they made. The writer's calls make none.
+    report["stages"][0]["seconds"] = inclusive_seconds_[0];
+    for (std::size_t k = 1; k + 1 < stages_.size(); ++k)
+        report["stages"][k]["seconds"] = inclusive_seconds_[k] - inclusive_seconds_[k - 1];
+    report["stages"].back()["seconds"] = inclusive_seconds_.back();
+    before_commit();
+    // The old record goes before the outputs it describes are replaced, the new one comes
+    // after: a crash between the two leaves no record, never a false one.
+    if (settings.update && !to_stdout) forget_recipe(outputs_);
+    out.commit();
+    if (settings.update && !to_stdout) record_recipe(recipe, outputs_);
+    if (to_stdout) return;
+    // What the files hold, headers, padding and zero slots included: the plan's figure counts
+    // only the tensors the writer was given.
+    report["bytes_out"] = bytes_of(outputs_);
+    if (settings.checksums) {
+        json checksums = json::object();
+        for (const auto& p : outputs_) checksums[p.string()] = sha256_file(p);
+        report["checksums"] = checksums;
+    }
+}
+
+ConvertResult Pipeline::convert(const ConvertSettings& settings, ck::OutputSet& out) {
+    auto started = std::chrono::steady_clock::now();
+    const bool to_stdout = settings.output == "-";
+    const fs::path& input = settings.input_file ? *settings.input_file : settings.input;
+    // Taken before the reader opens the file: a change between the two is then caught too.
+    const auto input_identity = identity_of(input);
+    plan(input, settings.output, settings.input_file ? "stdin" : "");
+    if (to_stdout && outputs_ != std::vector<fs::path>{"-"}) {
+        std::vector<std::string> names;
+        for (const auto& p : outputs_) names.push_back(p.string());
+        throw ck::usage_error("-o -: the writer '" + stages_.back()->spec.text + "' would write " +
+                              std::to_string(outputs_.size()) + " files (" + join(names) +
+                              "); standard output takes one");
+    }
+    // --update: the recipe as it is now, and whether the record beside the outputs matches it.
+    json recipe;
+    Freshness freshness;
+    if (settings.update) {
+        recipe = this->recipe(input);
+        if (!settings.force) freshness = check_recipe(recipe, outputs_);
+    }
+    if (!to_stdout)
+        for (const auto& p : outputs_) out.check_target(p);
+    json report = planned_report(settings, freshness);
+    if (settings.update && !settings.force && !freshness.up_to_date && settings.say &&
+        !settings.dry_run)
+        settings.say("converting: " + freshness.reason);
+    if (!settings.dry_run && !freshness.up_to_date)
+        write_outputs(settings, out, report, recipe,
+                      [&] { check_input_unchanged(input, input_identity); });
+    report["seconds"] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    report["warnings"] = context_.warnings();
+    report["notes"] = context_.notes();
+    json extra = json::object();
+    for (const auto& [key, value] : context_.reports())
+        if (!key.starts_with(ck::conventions::output_bytes_report_prefix))  // in bytes_out
+            extra[key] = json::parse(value, nullptr, false);
+    report["reports"] = extra;
+    return {report, context_.warnings(), context_.notes()};
+}
+
+}  // namespace ckhost
