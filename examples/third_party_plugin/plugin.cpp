@@ -20,9 +20,12 @@ const ck_plugin_descriptor descriptor = ck::describe_plugin(
     {.create_writer = ck::writer_factory<npy::NpyWriter>,
      .kernel_variant = ck::kernels::plugin_dequant_variant});
 
+// Choose the kernel variant when loaded.
+void load() {
+    ck::kernels::plugin_dequant_table();
+}
+
 }  // namespace
 
-CK_PLUGIN_EXPORT const ck_plugin_descriptor* ckhost_plugin_descriptor() {
-    ck::kernels::plugin_dequant_table();  // choose the kernel variant when loaded
-    return &descriptor;
-}
+// The exported ckhost_plugin_descriptor(): calls load(), returns the descriptor.
+CK_PLUGIN_ENTRY_WITH_LOAD(descriptor, load)

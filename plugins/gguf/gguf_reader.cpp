@@ -59,13 +59,6 @@ std::string_view read_string(ByteCursor& in, std::string_view what, std::string_
     fail_string(in, what, subject, limit);
 }
 
-std::string key_subject(std::string_view key) {
-    return "key '" + std::string(key) + "'";
-}
-std::string tensor_subject(std::string_view name, std::uint64_t index) {
-    return "tensor " + std::to_string(index) + " '" + std::string(name) + "'";
-}
-
 void check_magic(ByteCursor& in, std::uint64_t file_size) {
     const char* head = reinterpret_cast<const char*>(in.here());
     constexpr std::string_view lfs = "version https://git-lfs";
@@ -297,7 +290,7 @@ std::vector<OffsetField> read_tensor_infos(ByteCursor& in, std::uint64_t n_tenso
         const std::uint64_t info_pos = in.pos();
         std::string index_subject = "tensor " + std::to_string(i);
         std::string_view name = read_string(in, "tensor name", index_subject);
-        std::string subject = tensor_subject(name, i);
+        std::string subject = tensor_subject(i, name);
         if (name.size() > max_name_bytes)
             in.fail("name is " + std::to_string(name.size()) + " bytes, at most " +
                         std::to_string(max_name_bytes) + " allowed",
@@ -339,7 +332,7 @@ std::uint64_t place_tensors(const ByteCursor& in, std::vector<TensorInfo>& tenso
     std::uint64_t expected = 0;
     for (std::uint64_t i = 0; i < tensors.size(); ++i) {
         TensorInfo& t = tensors[i];
-        std::string subject = tensor_subject(t.name, i);
+        std::string subject = tensor_subject(i, t.name);
         const std::uint64_t off = offsets[i].value;
         if (off % alignment != 0)
             in.fail("offset " + std::to_string(off) + " is not a multiple of the alignment " +

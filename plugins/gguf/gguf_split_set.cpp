@@ -12,10 +12,6 @@ namespace ckplugin::gguf {
 using namespace ck;
 namespace {
 
-std::string key_subject(std::string_view key) {
-    return "key '" + std::string(key) + "'";
-}
-
 // "-00002-of-00003.gguf": what follows the prefix in the name of shard `no` (0-based).
 std::string shard_suffix(std::uint32_t no, std::uint32_t count) {
     return shard_path("", no, count).string();
@@ -28,13 +24,12 @@ std::string shard_name(std::uint32_t no, std::uint32_t count) {
 std::uint64_t integer_key(const Metadata& metadata, std::string_view key, const std::string& file) {
     const Value* v = metadata.find(key);
     if (!v)
-        throw Error("the file has split.count but no " + std::string(key) +
-                        ": an incomplete split-set header",
-                    file, {}, key_subject(key));
+        throw key_error("the file has split.count but no " + std::string(key) +
+                            ": an incomplete split-set header",
+                        key, file);
     const auto n = v->as_uint();
     if (!n || *n > 0xffff)
-        throw Error("must be an integer from 0 to 65535, got " + v->to_display(), file, {},
-                    key_subject(key));
+        throw key_error("must be an integer from 0 to 65535, got " + v->to_display(), key, file);
     return *n;
 }
 
@@ -47,16 +42,16 @@ std::optional<SplitKeys> split_keys(const Metadata& metadata, const std::string&
     if (keys.count == 0) return std::nullopt;
     keys.no = static_cast<std::uint32_t>(integer_key(metadata, split_no_key, file));
     if (keys.no >= keys.count)
-        throw Error("split.no is " + std::to_string(keys.no) + " but split.count is " +
-                        std::to_string(keys.count) + " (split.no counts from 0)",
-                    file, {}, key_subject(split_no_key));
+        throw key_error("split.no is " + std::to_string(keys.no) + " but split.count is " +
+                            std::to_string(keys.count) + " (split.no counts from 0)",
+                        split_no_key, file);
     // llama-gguf-split always writes the total; a set without it is read without that check.
     keys.tensors = -1;
     if (const Value* total = metadata.find(split_tensors_count_key)) {
         const auto n = total->as_int();
         if (!n || *n < 0)
-            throw Error("must be a non-negative integer, got " + total->to_display(), file, {},
-                        key_subject(split_tensors_count_key));
+            throw key_error("must be a non-negative integer, got " + total->to_display(),
+                            split_tensors_count_key, file);
         keys.tensors = *n;
     }
     return keys;
@@ -74,13 +69,13 @@ std::vector<ParsedGguf> open_split_set(ParsedGguf given, const fs::path& path,
                                        const SplitKeys& keys, Context& context) {
     const std::optional<std::string> prefix = shard_prefix(path, keys.no, keys.count);
     if (!prefix)
-        throw Error("this file is " + shard_name(keys.no, keys.count) +
-                        " of a split set, but its name does not end in '" +
-                        shard_suffix(keys.no, keys.count) +
-                        "' as llama-gguf-split names shards, so the other shards cannot be "
-                        "found and converting this one alone would drop their tensors: give "
-                        "the set its original file names",
-                    path.string(), {}, key_subject(split_no_key));
+        throw key_error("this file is " + shard_name(keys.no, keys.count) +
+                            " of a split set, but its name does not end in '" +
+                            shard_suffix(keys.no, keys.count) +
+                            "' as llama-gguf-split names shards, so the other shards cannot be "
+                            "found and converting this one alone would drop their tensors: give "
+                            "the set its original file names",
+                        split_no_key, path.string());
 
     std::vector<ParsedGguf> set;
     set.reserve(keys.count);
@@ -103,43 +98,45 @@ std::vector<ParsedGguf> open_split_set(ParsedGguf given, const fs::path& path,
         }
         const std::optional<SplitKeys> own = split_keys(shard.header.metadata, shown);
         if (!own)
-            throw Error("named as " + shard_name(no, keys.count) +
-                            " of the split set opened from " + path.string() +
-                            ", but it is not a shard: it has no split.count (or split.count = 0)",
-                        shown, {}, key_subject(split_count_key));
+            throw key_error(
+                "named as " + shard_name(no, keys.count) + " of the split set opened from " +
+                    path.string() +
+                    ", but it is not a shard: it has no split.count (or split.count = 0)",
+                split_count_key, shown);
         if (own->count != keys.count)
-            throw Error("split.count is " + std::to_string(own->count) +
-                            ", but the set opened from " + path.string() + " has " +
-                            std::to_string(keys.count) +
-                            " files: this shard belongs to another set",
-                        shown, {}, key_subject(split_count_key));
+            throw key_error("split.count is " + std::to_string(own->count) +
+                                ", but the set opened from " + path.string() + " has " +
+                                std::to_string(keys.count) +
+                                " files: this shard belongs to another set",
+                            split_count_key, shown);
         if (own->no != no)
-            throw Error("split.no is " + std::to_string(own->no) + ", but the file is named as " +
-                            shard_name(no, keys.count) + " (split.no " + std::to_string(no) +
-                            "): a shard of another set, or a copy under the wrong name",
-                        shown, {}, key_subject(split_no_key));
+            throw key_error("split.no is " + std::to_string(own->no) +
+                                ", but the file is named as " + shard_name(no, keys.count) +
+                                " (split.no " + std::to_string(no) +
+                                "): a shard of another set, or a copy under the wrong name",
+                            split_no_key, shown);
         if (own->tensors != keys.tensors)
-            throw Error("split.tensors.count is " + std::to_string(own->tensors) + ", but " +
-                            path.string() + " says " + std::to_string(keys.tensors) +
-                            ": this shard belongs to another set",
-                        shown, {}, key_subject(split_tensors_count_key));
+            throw key_error("split.tensors.count is " + std::to_string(own->tensors) + ", but " +
+                                path.string() + " says " + std::to_string(keys.tensors) +
+                                ": this shard belongs to another set",
+                            split_tensors_count_key, shown);
         for (const TensorInfo& t : shard.header.tensors) {
             auto [at, fresh] = shard_of_tensor.emplace(t.name, no);
             if (!fresh)
-                throw Error("tensor '" + t.name + "' is also in " +
-                                shard_name(at->second, keys.count) + " (" +
-                                shard_path(*prefix, at->second, keys.count).string() +
-                                "): a tensor may be in one shard only",
-                            shown, {}, "tensor '" + t.name + "'");
+                throw tensor_error("tensor '" + t.name + "' is also in " +
+                                       shard_name(at->second, keys.count) + " (" +
+                                       shard_path(*prefix, at->second, keys.count).string() +
+                                       "): a tensor may be in one shard only",
+                                   t.name, shown);
         }
         total += shard.header.tensors.size();
         set.push_back(std::move(shard));
     }
     if (keys.tensors >= 0 && total != static_cast<std::uint64_t>(keys.tensors))
-        throw Error("the set's " + std::to_string(keys.count) + " files hold " +
-                        std::to_string(total) + " tensors, but split.tensors.count says " +
-                        std::to_string(keys.tensors),
-                    set.front().header.source, {}, key_subject(split_tensors_count_key));
+        throw key_error("the set's " + std::to_string(keys.count) + " files hold " +
+                            std::to_string(total) + " tensors, but split.tensors.count says " +
+                            std::to_string(keys.tensors),
+                        split_tensors_count_key, set.front().header.source);
     return set;
 }
 

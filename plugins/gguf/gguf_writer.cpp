@@ -76,7 +76,7 @@ ModelHeader storable_header(const ModelHeader& header) {
     std::unordered_set<std::string_view> names;
     for (std::size_t i = 0; i < out.tensors.size(); ++i) {
         const TensorInfo& t = out.tensors[i];
-        std::string subject = "tensor '" + t.name + "'";
+        std::string subject = tensor_subject(t.name);
         const TypeInfo* info = find_type(t.type);
         if (!info || info->removed)
             throw Error("type id " + std::to_string(t.type) + " cannot be stored in GGUF", {}, {},
@@ -110,11 +110,11 @@ void GgufWriter::prepare(const ModelHeader& header, const fs::path& destination)
     if (order_ == ByteOrder::big)
         for (const TensorInfo& t : header_.tensors)
             if (!find_swap_rule(t.type))
-                throw Error(
+                throw tensor_error(
                     swap_refusal(t.type) + (find_type(t.type)->dequantizable
                                                 ? "; a dequant[to=f16] stage can make it f16"
                                                 : ""),
-                    {}, {}, "tensor '" + t.name + "'");
+                    t.name);
 
     preamble_.clear();
     for (char c : magic) preamble_.push_back(static_cast<std::byte>(c));
@@ -150,8 +150,7 @@ void GgufWriter::begin(OutputSink& out) {
 
 void GgufWriter::write(std::size_t index, const TensorView& tensor) {
     const TensorInfo& t = header_.tensors.at(index);
-    if (index != next_)
-        throw Error("tensors must arrive in header order", {}, {}, "tensor '" + t.name + "'");
+    if (index != next_) throw tensor_error("tensors must arrive in header order", t.name);
     support::check_tensor_bytes(tensor, t.nbytes, t.name);
     if (order_ == ByteOrder::big)
         write_swapped(*file_, t.type, tensor);

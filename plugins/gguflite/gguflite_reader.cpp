@@ -21,10 +21,6 @@ namespace {
 
 using support::ByteCursor;
 
-std::string tensor_subject(std::uint64_t index, std::string_view name) {
-    return "tensor " + std::to_string(index) + " '" + std::string(name) + "'";
-}
-
 std::string shape_text(std::span<const std::uint32_t> dims) {
     std::string s = "[";
     for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);

@@ -137,7 +137,7 @@ void GgufLiteWriter::begin(OutputSink& out) {
 
 void GgufLiteWriter::write(std::size_t index, const TensorView& tensor) {
     const TensorPlan& p = plans_.at(index);
-    const std::string subject = "tensor '" + p.name + "'";
+    const std::string subject = tensor_subject(p.name);
     if (index != next_) throw Error("tensors must arrive in header order", {}, {}, subject);
     support::check_tensor_bytes(tensor, p.source_bytes, p.name);
     const std::uint64_t start = file_->size();

@@ -61,8 +61,8 @@ SourceValues::SourceValues(const TensorPlan& plan, std::span<const std::byte> by
     } else {
         dequant_ = table.fn[plan.source_type];
         if (!dequant_)
-            throw Error("no dequantization kernel for type " + std::string(info.name), {}, {},
-                        "tensor '" + plan.name + "'");
+            throw tensor_error("no dequantization kernel for type " + std::string(info.name),
+                               plan.name);
     }
 }
 

@@ -57,8 +57,9 @@ ModelHeader Headpack::plan_padding(const ModelHeader& in) {
     in_ = in;
     padded_.clear();
     if (const Value* v = in.metadata.find(llama::aligned_head_dim_key))
-        throw Error("the heads are already padded (to " + v->to_display() + "); run headpack once",
-                    {}, {}, "key '" + std::string(llama::aligned_head_dim_key) + "'");
+        throw key_error(
+            "the heads are already padded (to " + v->to_display() + "); run headpack once",
+            std::string(llama::aligned_head_dim_key));
     const llama::ArchKeys keys(in.metadata);
     const llama::HeadGeometry g = llama::head_geometry(in, keys);
     const std::uint64_t hd = g.head_dim;
@@ -79,15 +80,16 @@ ModelHeader Headpack::plan_padding(const ModelHeader& in) {
         if (which->bias) {
             // One element per output row: a head is hd elements.
             if (t.ne.size() != 1 || static_cast<std::uint64_t>(t.ne[0]) != rows)
-                throw Error("shape " + t.shape_string() + ", expected [" + std::to_string(rows) +
-                                "] (" + heads_word + "*hd = " + std::to_string(heads) + "*" +
-                                std::to_string(hd) + ")",
-                            {}, {}, tensor_subject(t.name));
+                throw tensor_error("shape " + t.shape_string() + ", expected [" +
+                                       std::to_string(rows) + "] (" + heads_word + "*hd = " +
+                                       std::to_string(heads) + "*" + std::to_string(hd) + ")",
+                                   t.name);
             auto head = row_bytes(t.type, hd), pad = row_bytes(t.type, hd_a - hd);
             if (!head || !pad)
-                throw Error("a head of " + std::to_string(hd) + " " +
-                                std::string(type_name(t.type)) + " elements is not whole blocks",
-                            {}, {}, tensor_subject(t.name));
+                throw tensor_error("a head of " + std::to_string(hd) + " " +
+                                       std::string(type_name(t.type)) +
+                                       " elements is not whole blocks",
+                                   t.name);
             p.head_bytes = *head;
             p.pad_bytes = *pad;
             t.ne[0] = static_cast<std::int64_t>(heads * hd_a);
@@ -95,24 +97,26 @@ ModelHeader Headpack::plan_padding(const ModelHeader& in) {
             // hd rows per head, whatever the row type: padding adds whole zero rows, which
             // decode to zeros in F32 and in every block-quantized type alike.
             if (t.ne.size() != 2 || static_cast<std::uint64_t>(t.ne[1]) != rows)
-                throw Error("shape " + t.shape_string() + ", expected [" + std::to_string(g.embed) +
-                                ", " + std::to_string(rows) + "]: rows are not " + heads_word +
-                                " x hd = " + std::to_string(heads) + " x " + std::to_string(hd),
-                            {}, {}, tensor_subject(t.name));
+                throw tensor_error(
+                    "shape " + t.shape_string() + ", expected [" + std::to_string(g.embed) + ", " +
+                        std::to_string(rows) + "]: rows are not " + heads_word +
+                        " x hd = " + std::to_string(heads) + " x " + std::to_string(hd),
+                    t.name);
             auto row = row_bytes(t.type, static_cast<std::uint64_t>(t.ne[0]));
             if (!row)
-                throw Error("row of " + std::to_string(t.ne[0]) + " " +
-                                std::string(type_name(t.type)) + " elements is not whole blocks",
-                            {}, {}, tensor_subject(t.name));
+                throw tensor_error("row of " + std::to_string(t.ne[0]) + " " +
+                                       std::string(type_name(t.type)) +
+                                       " elements is not whole blocks",
+                                   t.name);
             p.head_bytes = *row * hd;
             p.pad_bytes = *row * (hd_a - hd);
             t.ne[1] = static_cast<std::int64_t>(heads * hd_a);
         }
         t.nbytes = heads * (p.head_bytes + p.pad_bytes);
         if (p.in_bytes != heads * p.head_bytes)
-            throw Error("holds " + std::to_string(p.in_bytes) + " bytes, expected " +
-                            std::to_string(heads * p.head_bytes),
-                        {}, {}, tensor_subject(t.name));
+            throw tensor_error("holds " + std::to_string(p.in_bytes) + " bytes, expected " +
+                                   std::to_string(heads * p.head_bytes),
+                               t.name);
         padded_.emplace(i, p);
     }
     if (hd_a == hd) {  // nothing to pad: the output stays byte-identical (shapes still checked)

@@ -55,10 +55,6 @@ constexpr std::string_view split_prefix = "split.";
 
 }  // namespace
 
-std::string key_subject(std::string_view key) {
-    return "key '" + std::string(key) + "'";
-}
-
 void refuse(std::string_view option, std::string subject, const std::string& message,
             std::string file) {
     throw Error(std::string(option) + ": " + message, std::move(file), {}, std::move(subject),

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "ck/error.hpp"
 #include "ck/metadata.hpp"
 
 namespace ckplugin::meta {
@@ -25,8 +26,8 @@ inline constexpr std::string_view architecture_key = "general.architecture";
 inline constexpr const char* token_id_keys = "tokenizer.ggml.*_token_id";
 inline constexpr std::string_view tokens_key = "tokenizer.ggml.tokens";
 
-// "key 'NAME'", the subject of every error about a key.
-std::string key_subject(std::string_view key);
+// "key 'NAME'", the subject of every error about a key (the SDK's format).
+using ck::key_subject;
 
 // A usage error about `subject` (a key or a tensor), raised by option `option` (`set`, `del`,
 // ...): "SUBJECT: OPTION: MESSAGE" once the host prints it. `file` names the file concerned,

@@ -224,9 +224,7 @@ std::optional<std::uint32_t> read_count(const ck::Metadata& md, const std::strin
                                         const std::string& file) {
     const ck::Value* v = md.find(key);
     if (!v) return std::nullopt;
-    const auto bad = [&](const std::string& why) {
-        return ck::Error(why, file, {}, "key '" + key + "'");
-    };
+    const auto bad = [&](const std::string& why) { return ck::key_error(why, key, file); };
     std::optional<std::uint64_t> n;
     if (v->type() == ck::ValueType::array) {
         const ck::ArrayValue& a = v->array();
@@ -315,8 +313,8 @@ class Planner {
         arch_ = arch->str();
         n_layer_ = read_count(header_.metadata, key("block_count"), header_.source);
         if (!n_layer_)
-            throw ck::Error("the mixture rules need the layer count", header_.source, {},
-                            "key '" + key("block_count") + "'");
+            throw ck::key_error("the mixture rules need the layer count", key("block_count"),
+                                header_.source);
         n_head_ = read_count(header_.metadata, key("attention.head_count"), header_.source);
         n_head_kv_ = read_count(header_.metadata, key("attention.head_count_kv"), header_.source);
         n_expert_ = read_count(header_.metadata, key("expert_count"), header_.source).value_or(0);
@@ -325,9 +323,9 @@ class Planner {
 
     std::uint32_t n_head(const ck::TensorInfo& t, std::string_view why) const {
         if (!n_head_)
-            throw ck::Error("choosing the type of " + t.name + " (" + std::string(why) +
-                                ") needs the attention head count",
-                            header_.source, {}, "key '" + key("attention.head_count") + "'");
+            throw ck::key_error("choosing the type of " + t.name + " (" + std::string(why) +
+                                    ") needs the attention head count",
+                                key("attention.head_count"), header_.source);
         return *n_head_;
     }
     std::uint32_t n_head_kv(const ck::TensorInfo& t, std::string_view why) const {
@@ -353,14 +351,14 @@ class Planner {
         if (std::max<std::uint32_t>(1, n_expert_) <= 1) return {counter, n_layer};
         const std::optional<int> layer = layer_of(t.name);
         if (!layer)
-            throw ck::Error(
+            throw ck::tensor_error(
                 "cannot tell the layer of this tensor (a model with experts needs "
                 "names blk.N.*)",
-                header_.source, {}, ck::support::tensor_subject(t.name));
+                t.name, header_.source);
         if (*layer < 0 || *layer >= n_layer)
-            throw ck::Error("layer " + std::to_string(*layer) + " is outside [0, " +
-                                std::to_string(n_layer) + ")",
-                            header_.source, {}, ck::support::tensor_subject(t.name));
+            throw ck::tensor_error("layer " + std::to_string(*layer) + " is outside [0, " +
+                                       std::to_string(n_layer) + ")",
+                                   t.name, header_.source);
         return {*layer, n_layer};
     }
 
@@ -399,10 +397,11 @@ class Planner {
     // The chosen type; an override whose block does not divide the rows cannot be stored.
     TensorChoice finish(const ck::TensorInfo& t, Pick pick, const char* option) const {
         if (option && !t.ne.empty() && t.ne[0] % block_size(pick.type) != 0)
-            throw ck::Error(std::string(option) + " " + shown(pick.type) + ": row length " +
-                                std::to_string(t.ne[0]) + " is not a multiple of its block of " +
-                                std::to_string(block_size(pick.type)),
-                            header_.source, {}, ck::support::tensor_subject(t.name));
+            throw ck::tensor_error(std::string(option) + " " + shown(pick.type) + ": row length " +
+                                       std::to_string(t.ne[0]) +
+                                       " is not a multiple of its block of " +
+                                       std::to_string(block_size(pick.type)),
+                                   t.name, header_.source);
         const bool quantize = pick.type != t.type;
         if (!quantize) pick.rule += " (input is already " + shown(t.type) + ": copied)";
         return {pick.type, quantize, std::move(pick.rule)};
@@ -443,11 +442,11 @@ class Planner {
                 to = id(GgmlType::q8_0);
                 break;
             default:
-                throw ck::Error("row length " + std::to_string(ncols) + " is not a multiple of " +
-                                    shown(pick.type) + "'s block of " + std::to_string(block) +
-                                    ", and llama.cpp defines no fallback type for " +
-                                    shown(pick.type),
-                                header_.source, {}, ck::support::tensor_subject(t.name));
+                throw ck::tensor_error(
+                    "row length " + std::to_string(ncols) + " is not a multiple of " +
+                        shown(pick.type) + "'s block of " + std::to_string(block) +
+                        ", and llama.cpp defines no fallback type for " + shown(pick.type),
+                    t.name, header_.source);
         }
         std::string why = "fallback: row length " + std::to_string(ncols) +
                           " is not a multiple of " + std::to_string(block) + " (" +

@@ -25,9 +25,11 @@ const ck_plugin_descriptor descriptor = ck::describe_plugin(
      .kernel_variant = ck::kernels::plugin_repack_variant,
      .flags = CK_PLUGIN_FLAG_CONCURRENT});
 
+// Choose the kernel variant when loaded.
+void load() {
+    ck::kernels::plugin_repack_table();
+}
+
 }  // namespace
 
-CK_PLUGIN_EXPORT const ck_plugin_descriptor* ckhost_plugin_descriptor() {
-    ck::kernels::plugin_repack_table();  // choose the kernel variant when loaded
-    return &descriptor;
-}
+CK_PLUGIN_ENTRY_WITH_LOAD(descriptor, load)

@@ -123,8 +123,7 @@ ModelHeader RepackTransform::plan(const ModelHeader& in) {
     std::unordered_set<std::string_view> names;
     for (const TensorInfo& t : out.tensors)
         if (!names.insert(t.name).second)
-            throw Error("repacking would give two tensors this name", in.source, {},
-                        support::tensor_subject(t.name));
+            throw tensor_error("repacking would give two tensors this name", t.name, in.source);
     report_.finish_plan();
     return out;
 }

@@ -39,13 +39,13 @@ std::vector<std::pair<std::string, std::string>> repacked_pairs(const ModelHeade
         const std::string name = key.substr(repack::metadata_prefix.size());
         const TensorInfo* codes = header.find_tensor(name);
         if (value.type() != ValueType::string || !codes)
-            throw Error("metadata says '" + name + "' is repacked, but " +
-                            (codes ? "its format is not a string" : "there is no such tensor"),
-                        {}, {}, "key '" + key + "'");
+            throw key_error("metadata says '" + name + "' is repacked, but " +
+                                (codes ? "its format is not a string" : "there is no such tensor"),
+                            key);
         const std::string& format = value.str();
         const std::string scales = name + std::string(repack::scales_suffix(format));
         if (auto problem = repack::check_pair(format, *codes, header.find_tensor(scales)))
-            throw Error(*problem, {}, {}, support::tensor_subject(name));
+            throw tensor_error(*problem, name);
         pairs.emplace_back(name, format);
     }
     return pairs;
@@ -65,9 +65,8 @@ void SafetensorsWriter::prepare(const ModelHeader& header, const fs::path& desti
     meta[std::string(format_entry)] = format_value;
     auto add = [&](const std::string& key, std::string text, const std::string& from) {
         if (meta.contains(key))
-            throw Error(
-                "two metadata keys would both be stored as __metadata__ entry '" + key + "'", {},
-                {}, "key '" + from + "'");
+            throw key_error(
+                "two metadata keys would both be stored as __metadata__ entry '" + key + "'", from);
         meta[key] = std::move(text);
     };
     std::size_t replaced_keys = 0;
@@ -106,24 +105,24 @@ void SafetensorsWriter::prepare(const ModelHeader& header, const fs::path& desti
     std::uint64_t offset = 0;
     for (const TensorInfo& t : header.tensors) {
         if (t.name == metadata_key)
-            throw Error("this name is reserved by safetensors", {}, {},
-                        support::tensor_subject(t.name));
+            throw tensor_error("this name is reserved by safetensors", t.name);
         if (invalid_utf8_at(t.name))
-            throw Error("name is not UTF-8, which a safetensors header (JSON) cannot hold", {}, {},
-                        support::tensor_subject(t.name));
-        if (!names.insert(t.name).second)
-            throw Error("duplicate tensor name", {}, {}, support::tensor_subject(t.name));
+            throw tensor_error("name is not UTF-8, which a safetensors header (JSON) cannot hold",
+                               t.name);
+        if (!names.insert(t.name).second) throw tensor_error("duplicate tensor name", t.name);
         const Dtype* dtype = dtype_for(t.type);
         if (!dtype)
-            throw Error("type " + std::string(type_name(t.type)) +
-                            " has no safetensors dtype (F64, F32, F16, BF16, I64, I32, I16, I8, "
-                            "U8); repack[to=int8] or dequant it first",
-                        {}, {}, support::tensor_subject(t.name));
+            throw tensor_error(
+                "type " + std::string(type_name(t.type)) +
+                    " has no safetensors dtype (F64, F32, F16, BF16, I64, I32, I16, I8, "
+                    "U8); repack[to=int8] or dequant it first",
+                t.name);
         const auto bytes = tensor_bytes(t.type, t.ne);
         if (!bytes || *bytes != t.nbytes)
-            throw Error("byte size " + std::to_string(t.nbytes) + " does not match type " +
-                            std::string(type_name(t.type)) + " and shape " + t.shape_string(),
-                        {}, {}, support::tensor_subject(t.name));
+            throw tensor_error("byte size " + std::to_string(t.nbytes) + " does not match type " +
+                                   std::string(type_name(t.type)) + " and shape " +
+                                   t.shape_string(),
+                               t.name);
         json[t.name] = {{"dtype", codes.count(t.name) ? "U8" : dtype->name},
                         {"shape", reversed(t.ne)},
                         {"data_offsets", {offset, offset + t.nbytes}}};
@@ -153,8 +152,7 @@ void SafetensorsWriter::begin(OutputSink& out) {
 
 void SafetensorsWriter::write(std::size_t index, const TensorView& tensor) {
     const auto& [name, bytes] = tensors_.at(index);
-    if (index != next_)
-        throw Error("tensors must arrive in header order", {}, {}, support::tensor_subject(name));
+    if (index != next_) throw tensor_error("tensors must arrive in header order", name);
     support::check_tensor_bytes(tensor, bytes, name);
     support::write_streaming(*file_, tensor);
     ++next_;

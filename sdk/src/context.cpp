@@ -14,8 +14,8 @@ Context::~Context() = default;
 
 void Context::report(std::string key, std::string json_value) {
     if (!nlohmann::json::accept(json_value))
-        throw Error("reported a value that is not valid JSON under '" + key + "' (a plugin bug)",
-                    {}, {}, {}, ErrorKind::plugin);
+        throw plugin_bug("reported a value that is not valid JSON under '" + key +
+                         "' (a plugin bug)");
     record_report(std::move(key), std::move(json_value));
 }
 

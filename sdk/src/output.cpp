@@ -139,10 +139,10 @@ void OutputFile::write_at(std::uint64_t offset, std::span<const std::byte> bytes
     throw_if_finished();
     // The host only streams for writers that declare they never patch (CK_PLUGIN_FLAG_STREAMS).
     if (streamed())
-        throw Error(
+        throw plugin_bug(
             "the writer patches bytes it has already written, which a stream cannot take back; "
             "it must not declare that it streams (a plugin bug)",
-            shown_name(), {}, {}, ErrorKind::plugin);
+            shown_name());
     if (offset + bytes.size() > size_)
         throw Error("patch past the end of the output", temp_.string());
     flush();
@@ -389,9 +389,9 @@ OutputFile& OutputSet::create(const fs::path& final_path) {
     if (stream_fd_ >= 0) {
         // The host streams only a writer that declared one file and no patching.
         if (!files_.empty())
-            throw Error("the writer creates a second file, " + final_path.string() +
-                            ", but standard output holds one (a plugin bug)",
-                        "standard output", {}, {}, ErrorKind::plugin);
+            throw plugin_bug("the writer creates a second file, " + final_path.string() +
+                                 ", but standard output holds one (a plugin bug)",
+                             "standard output");
         const int fd = ::fcntl(stream_fd_, F_DUPFD_CLOEXEC, 0);
         if (fd < 0) throw io_error("standard output", "cannot use it");
         files_.push_back(std::unique_ptr<OutputFile>(new OutputFile(final_path, {}, {}, fd)));

@@ -1,4 +1,5 @@
 #include "batch/batch.hpp"
+#include "batch/batch_job.hpp"
 
 #include <boost/dll/runtime_symbol_info.hpp>
 
@@ -38,29 +39,7 @@ using nlohmann::json;
 namespace ckhost {
 namespace {
 
-std::atomic<int> signals_received{0};
-
-enum class Status { pending, ok, skipped, failed, interrupted, not_run };
-
-// The names --json and the table print, in Status order.
-constexpr std::array<std::string_view, 6> status_names = {"pending", "ok",          "skipped",
-                                                          "failed",  "interrupted", "not_run"};
-
-std::string status_name(Status s) {
-    return std::string(ck::enum_name(status_names, s, "?"));
-}
-
-struct JobState {
-    BatchJob job;
-    std::size_t number = 0;         // 1-based, in the whole jobs list (a shard runs some of them)
-    std::vector<fs::path> outputs;  // as the job's writer plans them
-    Status status = Status::pending;
-    std::optional<int> exit_code;
-    std::string message;  // why it failed, was skipped, or was converted again
-    Freshness freshness;  // what the outputs' recipe record said when planned
-    double seconds = 0;
-    json report;  // the job's own `convert --json` report
-};
+using namespace batch_detail;
 
 std::string read_jobs_text(const std::string& jobs_file) {
     std::ostringstream text;
@@ -127,112 +106,6 @@ class Planner {
     std::size_t planned_ = 0;
     std::map<fs::path, const JobState*> claimed_;  // output file -> the job that writes it
 };
-
-std::vector<std::string> job_command(const BatchSettings& settings, const BatchJob& job) {
-    std::vector<std::string> args = {boost::dll::program_location().string(),
-                                     "convert",
-                                     "--pipeline=" + job.pipeline,
-                                     "--input=" + job.input.string(),
-                                     "--output=" + job.output.string(),
-                                     "--json",
-                                     "--quiet",
-                                     "--update"};
-    // --force converts whatever the record says; --update still records the recipe.
-    if (settings.force) args.push_back("--force");
-    for (const auto& dir : settings.plugin_dirs) args.push_back("--plugin-dir=" + dir);
-    if (!settings.sync) args.push_back("--no-sync");
-    if (!settings.isa.empty()) args.push_back("--isa=" + settings.isa);
-    // The batch's threads shared between the jobs running at once, so that --jobs never
-    // oversubscribes the machine: 8 threads and --jobs 3 give each job 2.
-    const unsigned jobs = std::max(1u, settings.parallel);
-    const unsigned share = std::max(1u, settings.threads / jobs);
-    args.push_back("--threads=" + std::to_string(share));
-    if (settings.max_memory)
-        args.push_back("--max-memory=" +
-                       std::to_string(std::max<std::uint64_t>(1, settings.max_memory / jobs)));
-    return args;
-}
-
-// The job's error message: ckhost's "ckhost: error: ..." line(s), else whatever it printed.
-std::string error_text(const std::string& err) {
-    std::istringstream lines(err);
-    std::string line, found;
-    const std::string prefix = "ckhost: error: ";
-    while (std::getline(lines, line))
-        if (line.rfind(prefix, 0) == 0)
-            found += (found.empty() ? "" : "; ") + line.substr(prefix.size());
-    if (!found.empty()) return found;
-    std::string all = err;
-    while (!all.empty() && (all.back() == '\n' || all.back() == '\r')) all.pop_back();
-    return all;
-}
-
-void run_job(const BatchSettings& settings, JobState& s) {
-    const auto started = std::chrono::steady_clock::now();
-    ChildOutcome child;
-    try {
-        child = run_child(job_command(settings, s.job), {"CKHOST_BATCH_JOB=1"}, [] {
-            const int n = signals_received.load();
-            return n == 0 ? 0 : n == 1 ? SIGINT : SIGKILL;
-        });
-    } catch (const ck::Error& e) {
-        s.status = Status::failed;
-        s.message = e.what();
-        return;
-    }
-    s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    s.report = json::parse(child.out, nullptr, false);
-    if (s.report.is_discarded()) s.report = nullptr;
-    if (child.signal) {
-        s.status = signals_received ? Status::interrupted : Status::failed;
-        s.message = std::string("ended by signal ") + std::to_string(child.signal) + " (" +
-                    ::strsignal(child.signal) + ")";
-        // A job killed outright (SIGKILL: the out-of-memory killer, a scheduler's time limit)
-        // could not remove its temporary files. It has been waited for, so its files are
-        // certainly stale: remove them now rather than at the next run.
-        for (const ck::StaleTemporary& stale : ck::remove_stale_temporaries(s.outputs))
-            s.message += "; removed its temporary file " + stale.path.string();
-        return;
-    }
-    s.exit_code = child.exit_code;
-    if (child.exit_code == 0) {
-        s.status = s.report.is_object() && s.report.value("up_to_date", false) ? Status::skipped
-                                                                               : Status::ok;
-        if (s.status == Status::skipped) s.message = "up to date";
-        // Outputs were there but not trusted: say why they were made again.
-        if (s.status == Status::ok && s.report.is_object() && s.report.contains("update_reason") &&
-            s.freshness.reason != no_output_yet)
-            s.message = "converted again: " + s.report["update_reason"].get<std::string>();
-    } else {
-        s.status = child.exit_code == interrupted ? Status::interrupted : Status::failed;
-        s.message = error_text(child.err);
-    }
-}
-
-std::string seconds_text(double seconds) {
-    std::ostringstream s;
-    s << std::fixed << std::setprecision(2) << seconds << " s";
-    return s.str();
-}
-
-json job_json(const JobState& s) {
-    json outputs = json::array();
-    for (const auto& p : s.outputs) outputs.push_back(p.string());
-    json j = {{"job", s.number},
-              {"where", s.job.where},
-              {"pipeline", s.job.pipeline},
-              {"input", s.job.input.string()},
-              {"output", s.job.output.string()},
-              {"outputs", outputs},
-              {"status", status_name(s.status)},
-              {"seconds", s.seconds}};
-    j["exit_code"] = s.exit_code ? json(*s.exit_code) : json(nullptr);
-    // Why it was skipped or converted again is a reason; anything else said is an error.
-    if (!s.message.empty())
-        j[s.status == Status::skipped || s.status == Status::ok ? "reason" : "error"] = s.message;
-    if (!s.report.is_null()) j["report"] = s.report;
-    return j;
-}
 
 // What the shard split needs of a job: the files it writes, by absolute path (its planned
 // outputs, or its OUTPUT argument when it does not plan: that job fails wherever it runs), and
@@ -315,96 +188,6 @@ void run_jobs(PluginRegistry& registry, const BatchSettings& settings, std::vect
     }
     for (auto& s : jobs)
         if (s.status == Status::pending) s.status = Status::not_run;
-}
-
-// How many jobs ended in each final status (every one present, zero or not).
-std::map<Status, std::size_t> count_statuses(const std::vector<JobState>& jobs) {
-    std::map<Status, std::size_t> counts;
-    for (Status st :
-         {Status::ok, Status::skipped, Status::failed, Status::interrupted, Status::not_run})
-        counts[st] = 0;
-    for (const auto& s : jobs) ++counts[s.status];
-    return counts;
-}
-
-// The `--json` report: the batch, a summary by status, and every job with its own report.
-json json_report(const BatchSettings& settings, const std::vector<JobState>& jobs,
-                 std::size_t jobs_in_list, const std::map<Status, std::size_t>& counts,
-                 double seconds, bool interrupted) {
-    json list = json::array();
-    for (const auto& s : jobs) list.push_back(job_json(s));
-    json summary = {{"jobs", jobs.size()}};
-    for (Status st :
-         {Status::ok, Status::skipped, Status::failed, Status::interrupted, Status::not_run})
-        summary[status_name(st)] = counts.at(st);
-    json doc = json_document("batch", counts.at(Status::failed) == 0 &&
-                                          counts.at(Status::interrupted) == 0 && !interrupted);
-    doc.update({{"jobs_file", settings.jobs_file},
-                {"parallel", settings.parallel},
-                {"interrupted", interrupted},
-                {"seconds", seconds},
-                {"summary", summary},
-                {"jobs", list}});
-    // Which slice this was, and of what list: what batch-report needs to find the jobs that a
-    // shard which never reported would have run.
-    doc["shard"] = nullptr;
-    if (settings.shard)
-        doc["shard"] = {
-            {"index", settings.shard->index},
-            {"count", settings.shard->count},
-            {"source", settings.shard->source},
-            {"jobs_in_list", jobs_in_list},
-            {"jobs_file", settings.jobs_file == "-" ? std::string("-")
-                                                    : fs::absolute(settings.jobs_file).string()}};
-    return doc;
-}
-
-// DIR/shard-K.json, atomically (a temporary file renamed into place, fsync'ed unless
-// --no-sync): a task killed while writing it leaves the previous report or none, never half of
-// one, and batch-report then counts its jobs as not run.
-void write_report_file(const BatchSettings& settings, const json& doc) {
-    const fs::path path = fs::path(settings.report_dir) /
-                          ("shard-" + std::to_string(settings.shard->index) + ".json");
-    std::ostringstream text;
-    print_json(text, doc);
-    // The jobs have stopped; the interrupt has done its work and must not stop the report.
-    ck::clear_interrupt();
-    const std::string bytes = text.str();
-    ck::OutputSet set(true);
-    set.set_sync(settings.sync);
-    set.create(path).write(bytes.data(), bytes.size());
-    set.commit();
-}
-
-// The text report: one line per job (with its error and warnings), then the totals.
-void print_text_report(std::ostream& out, const std::vector<JobState>& jobs,
-                       const std::map<Status, std::size_t>& counts, double seconds) {
-    for (std::size_t i = 0; i < jobs.size(); ++i) {
-        const JobState& s = jobs[i];
-        out << std::setw(3) << s.number << "  " << std::left << std::setw(11)
-            << status_name(s.status) << std::right << std::setw(9)
-            << (s.status == Status::ok || s.status == Status::failed ? seconds_text(s.seconds)
-                                                                     : "-")
-            << "  " << s.job.where << "  " << s.job.pipeline << "  " << s.job.input.string()
-            << " -> " << s.job.output.string() << "\n";
-        if (!s.message.empty())
-            out << "     "
-                << (s.status == Status::skipped || s.status == Status::ok ? "" : "error: ")
-                << s.message << "\n";
-        if (s.report.is_object() && s.report.contains("warnings"))
-            for (const auto& w : s.report["warnings"])
-                if (w.is_string()) out << "     warning: " << w.get<std::string>() << "\n";
-        if (s.report.is_object() && s.report.contains("stale_temporaries_removed"))
-            for (const auto& stale : s.report["stale_temporaries_removed"])
-                out << "     removed stale temporary file " << stale.value("path", "")
-                    << " left by ckhost process " << stale.value("pid", 0L) << "\n";
-    }
-    out << jobs.size() << " jobs: " << counts.at(Status::ok) << " ok, "
-        << counts.at(Status::skipped) << " skipped, " << counts.at(Status::failed) << " failed";
-    if (counts.at(Status::interrupted) || counts.at(Status::not_run))
-        out << ", " << counts.at(Status::interrupted) << " interrupted, "
-            << counts.at(Status::not_run) << " not run";
-    out << " (" << seconds_text(seconds) << ")\n";
 }
 
 }  // namespace

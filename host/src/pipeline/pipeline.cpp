@@ -113,9 +113,9 @@ Pipeline::Pipeline(PluginRegistry& registry, const std::string& text)
                 stage->writer.reset(d.create_writer(options, context_));
         });
         if (!stage->reader && !stage->transform && !stage->writer)
-            throw ck::Error("plugin '" + name + "' declares a " + kind_word(stage->kind) +
-                                " but did not create one",
-                            stage->plugin->path.string(), {}, {}, ck::ErrorKind::plugin);
+            throw ck::plugin_bug("plugin '" + name + "' declares a " + kind_word(stage->kind) +
+                                     " but did not create one",
+                                 stage->plugin->path.string());
         stages_.push_back(std::move(stage));
     }
 }

@@ -93,13 +93,13 @@ void Pipeline::plan_stages(const fs::path& input, const fs::path& output,
         for (std::size_t g = 0; g < s.groups.size(); ++g)
             for (std::size_t index : s.groups[g]) {
                 if (index >= s.group_of.size() || s.group_of[index] != -1)
-                    throw ck::Error(
+                    throw ck::plugin_bug(
                         "stage '" + s.spec.text + "' declared a tensor group with " +
                             (index >= s.group_of.size()
                                  ? "an index out of range (" + std::to_string(index) + ")"
                                  : "tensor " + std::to_string(index) + " twice") +
                             " (a plugin bug)",
-                        s.plugin->path.string(), {}, {}, ck::ErrorKind::plugin);
+                        s.plugin->path.string());
                 s.group_of[index] = static_cast<std::ptrdiff_t>(g);
             }
     }
@@ -140,7 +140,7 @@ void Pipeline::refuse_unknown_ckhost_keys(const fs::path& input) const {
                               "looks valid and is wrong; ";
         message += known ? "writers that accept it: " + std::string(known->writers)
                          : std::string("no writer of ckhost knows this key");
-        throw ck::Error(message, file, {}, "key '" + key + "'");
+        throw ck::key_error(message, key, file);
     }
 }
 
@@ -165,10 +165,10 @@ ck::TensorView Pipeline::fetch(std::size_t depth, std::size_t index, GroupMemo& 
         std::vector<ck::TensorView> views =
             call_plugin(s.spec.name, [&] { return s.transform->apply_group(group, upstream); });
         if (views.size() != group.size())
-            throw ck::Error("stage '" + s.spec.text + "' returned " + std::to_string(views.size()) +
-                                " tensors for a group of " + std::to_string(group.size()) +
-                                " (a plugin bug)",
-                            s.plugin->path.string(), {}, {}, ck::ErrorKind::plugin);
+            throw ck::plugin_bug("stage '" + s.spec.text + "' returned " +
+                                     std::to_string(views.size()) + " tensors for a group of " +
+                                     std::to_string(group.size()) + " (a plugin bug)",
+                                 s.plugin->path.string());
         for (std::size_t m = 0; m < group.size(); ++m) {
             if (group[m] == index)
                 view = std::move(views[m]);

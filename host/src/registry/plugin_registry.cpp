@@ -182,8 +182,7 @@ const PluginEntry& PluginRegistry::get(const std::string& name) {
     }
     load(*it);
     if (!it->loaded)
-        throw ck::Error("plugin '" + name + "' " + it->skip_reason, it->path.string(), {}, {},
-                        ck::ErrorKind::plugin);
+        throw ck::plugin_bug("plugin '" + name + "' " + it->skip_reason, it->path.string());
     return *it;
 }
 

@@ -5,6 +5,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "ck/export.hpp"
 
@@ -45,5 +47,36 @@ class CK_SDK_API Error : public std::runtime_error {
 
 // Shorthand for the usage errors stages raise while checking their options.
 CK_SDK_API Error usage_error(std::string message);
+
+// ---- errors by what they are about (header-only: not part of the plugin ABI) ----------------
+// The one subject format: "tensor 'NAME'", "tensor N 'NAME'" where a file's directory index
+// helps, "key 'NAME'".
+inline std::string tensor_subject(std::string_view name) {
+    return "tensor '" + std::string(name) + "'";
+}
+inline std::string tensor_subject(std::uint64_t index, std::string_view name) {
+    return "tensor " + std::to_string(index) + " '" + std::string(name) + "'";
+}
+inline std::string key_subject(std::string_view key) {
+    return "key '" + std::string(key) + "'";
+}
+
+// A problem with one tensor, in `file` when known (the host fills in the input otherwise).
+inline Error tensor_error(std::string message, std::string_view tensor, std::string file = {}) {
+    return Error(std::move(message), std::move(file), {}, tensor_subject(tensor));
+}
+// A problem with one metadata key.
+inline Error key_error(std::string message, std::string_view key, std::string file = {}) {
+    return Error(std::move(message), std::move(file), {}, key_subject(key));
+}
+// A problem with a file as a whole, or at a byte offset in it.
+inline Error file_error(std::string message, std::string file,
+                        std::optional<std::uint64_t> offset = {}) {
+    return Error(std::move(message), std::move(file), offset);
+}
+// A plugin that broke its contract (exit 3): `where` is the plugin's library or name.
+inline Error plugin_bug(std::string message, std::string where = {}) {
+    return Error(std::move(message), std::move(where), {}, {}, ErrorKind::plugin);
+}
 
 }  // namespace ck

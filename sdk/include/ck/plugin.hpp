@@ -162,10 +162,18 @@ typedef const ck_plugin_descriptor* (*ck_plugin_descriptor_fn)(void);
 
 }  // extern "C"
 
-// The plugin's one exported function, returning `descriptor`. A plugin with work to do when it
-// is loaded (choosing a kernel table) writes the function itself instead.
+// The plugin's one exported function, returning `descriptor`.
 #define CK_PLUGIN_ENTRY(descriptor)                                           \
     CK_PLUGIN_EXPORT const ck_plugin_descriptor* ckhost_plugin_descriptor() { \
+        return &(descriptor);                                                 \
+    }
+
+// The same for a plugin with work to do when it is loaded (choosing its kernel variants, which
+// follow --isa): `on_load` is called, then `descriptor` returned. No plugin writes the exported
+// function by hand.
+#define CK_PLUGIN_ENTRY_WITH_LOAD(descriptor, on_load)                        \
+    CK_PLUGIN_EXPORT const ck_plugin_descriptor* ckhost_plugin_descriptor() { \
+        on_load();                                                            \
         return &(descriptor);                                                 \
     }
 

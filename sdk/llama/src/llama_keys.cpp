@@ -11,7 +11,7 @@ std::optional<FloatParam> as_float_param(const FoundValue& found) {
     const Value& v = *found.value;
     if (v.type() == ValueType::f32) return FloatParam{*v.as_double(), true};
     if (auto d = v.as_double()) return FloatParam{*d, false};
-    throw Error("expected a number, got " + v.to_display(), {}, {}, key_subject(found.key));
+    throw key_error("expected a number, got " + v.to_display(), found.key);
 }
 
 }  // namespace
@@ -35,9 +35,9 @@ std::optional<std::uint32_t> ArchKeys::u32(std::string_view suffix) const {
     if (!found) return std::nullopt;
     auto n = found->value->as_uint();
     if (!n || *n > std::numeric_limits<std::uint32_t>::max())
-        throw Error(
-            "expected an integer between 0 and 4294967295, got " + found->value->to_display(), {},
-            {}, key_subject(found->key));
+        throw key_error(
+            "expected an integer between 0 and 4294967295, got " + found->value->to_display(),
+            found->key);
     return static_cast<std::uint32_t>(*n);
 }
 
@@ -56,51 +56,49 @@ std::optional<FloatParam> ArchKeys::number_exact(std::string_view key) const {
 HeadGeometry head_geometry(const ModelHeader& header, const ArchKeys& keys) {
     const TensorInfo* embd = header.find_tensor(token_embd_name);
     if (!embd)
-        throw Error(
+        throw tensor_error(
             "required tensor is missing (bump v3 and head packing need it for the "
             "embedding width)",
-            {}, {}, tensor_subject(token_embd_name));
+            token_embd_name);
     if (embd->ne.size() != 2)
-        throw Error("expected 2 dimensions [embedding_length, vocab_size], got " +
-                        std::to_string(embd->ne.size()) + " " + embd->shape_string(),
-                    {}, {}, tensor_subject(token_embd_name));
+        throw tensor_error("expected 2 dimensions [embedding_length, vocab_size], got " +
+                               std::to_string(embd->ne.size()) + " " + embd->shape_string(),
+                           token_embd_name);
     if (embd->ne[0] <= 0 || embd->ne[0] > std::numeric_limits<std::uint32_t>::max())
-        throw Error("embedding width " + std::to_string(embd->ne[0]) + " is out of range", {}, {},
-                    tensor_subject(token_embd_name));
+        throw tensor_error("embedding width " + std::to_string(embd->ne[0]) + " is out of range",
+                           token_embd_name);
 
     HeadGeometry g;
     g.embed = keys.u32("embedding_length").value_or(static_cast<std::uint32_t>(embd->ne[0]));
     if (g.embed != static_cast<std::uint64_t>(embd->ne[0]))
-        throw Error("ne0 is " + std::to_string(embd->ne[0]) + ", expected " +
-                        std::to_string(g.embed) + " (" + keys.key("embedding_length") + ")",
-                    {}, {}, tensor_subject(token_embd_name));
+        throw tensor_error("ne0 is " + std::to_string(embd->ne[0]) + ", expected " +
+                               std::to_string(g.embed) + " (" + keys.key("embedding_length") + ")",
+                           token_embd_name);
 
     auto heads = keys.u32("attention.head_count");
     if (!heads)
-        throw Error("required key is missing (the number of attention heads)", {}, {},
-                    key_subject(keys.key("attention.head_count")));
+        throw key_error("required key is missing (the number of attention heads)",
+                        keys.key("attention.head_count"));
     if (*heads == 0)
-        throw Error("expected at least 1 head, got 0", {}, {},
-                    key_subject(keys.key("attention.head_count")));
+        throw key_error("expected at least 1 head, got 0", keys.key("attention.head_count"));
     g.heads = *heads;
     g.kv_heads = keys.u32("attention.head_count_kv").value_or(g.heads);
     if (g.kv_heads == 0)
-        throw Error("expected at least 1 kv head, got 0", {}, {},
-                    key_subject(keys.key("attention.head_count_kv")));
+        throw key_error("expected at least 1 kv head, got 0", keys.key("attention.head_count_kv"));
 
     // The tensors that cannot be cut into heads are the ones named.
     if (g.embed % g.heads != 0)
-        throw Error("embedding_length " + std::to_string(g.embed) +
-                        " is not a multiple of head_count " + std::to_string(g.heads) +
-                        " (expected E % H == 0, got remainder " +
-                        std::to_string(g.embed % g.heads) + ")",
-                    {}, {}, tensor_subject("blk.0.attn_q.weight"));
+        throw tensor_error("embedding_length " + std::to_string(g.embed) +
+                               " is not a multiple of head_count " + std::to_string(g.heads) +
+                               " (expected E % H == 0, got remainder " +
+                               std::to_string(g.embed % g.heads) + ")",
+                           "blk.0.attn_q.weight");
     if (g.heads % g.kv_heads != 0)
-        throw Error("head_count " + std::to_string(g.heads) + " is not a multiple of " +
-                        "head_count_kv " + std::to_string(g.kv_heads) +
-                        " (expected H % Hkv == 0, got remainder " +
-                        std::to_string(g.heads % g.kv_heads) + ")",
-                    {}, {}, tensor_subject("blk.0.attn_k.weight"));
+        throw tensor_error("head_count " + std::to_string(g.heads) + " is not a multiple of " +
+                               "head_count_kv " + std::to_string(g.kv_heads) +
+                               " (expected H % Hkv == 0, got remainder " +
+                               std::to_string(g.heads % g.kv_heads) + ")",
+                           "blk.0.attn_k.weight");
     g.head_dim = g.embed / g.heads;
     return g;
 }

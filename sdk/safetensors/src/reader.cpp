@@ -77,7 +77,7 @@ class HeaderChecker {
                             support::tensor_subject(key));
             if (top_key == metadata_key)
                 throw Error("duplicate __metadata__ entry", file_, offset_of(key, true),
-                            "key '" + key + "'");
+                            key_subject(key));
             throw Error("duplicate field '" + key + "'", file_, offset_of(top_key),
                         support::tensor_subject(top_key));
         };
@@ -186,7 +186,7 @@ void check_repacked(const ModelHeader& header, const std::vector<Entry>& entries
     const TensorInfo* codes = header.find_tensor(name);
     if (!codes)
         throw Error("__metadata__ says tensor '" + name + "' is " + format + ", but there is none",
-                    header.source, checker.offset_of(name), "key '" + name + "'");
+                    header.source, checker.offset_of(name), key_subject(name));
     for (const Entry& e : entries)
         if (e.name == name && e.dtype_name != "U8")
             checker.fail_tensor(name, "a " + format + " tensor must be U8, not " + e.dtype_name);
@@ -222,7 +222,7 @@ ordered_json gguf_types(const ordered_json& meta, const HeaderChecker& checker,
         if (!types.is_object())
             throw Error("not a JSON object of GGUF type names", file,
                         checker.offset_of(std::string(gguf_types_entry)),
-                        "key '" + std::string(gguf_types_entry) + "'");
+                        key_subject(gguf_types_entry));
     }
     return types;
 }
@@ -255,12 +255,12 @@ std::unordered_set<std::string> read_metadata(const ordered_json& meta,
         if (!value.is_string())
             throw Error("__metadata__ values must be strings; this one is " +
                             std::string(value.type_name()),
-                        file, checker.offset_of(key), "key '" + key + "'");
+                        file, checker.offset_of(key), key_subject(key));
     const ordered_json types = gguf_types(meta, checker, file);
     std::unordered_set<std::string> repacked;
     for (const auto& [key, value] : meta.items()) {
         const std::string text = value.get<std::string>();
-        const std::string subject = "key '" + key + "'";
+        const std::string subject = key_subject(key);
         std::string name;
         Value decoded;
         if (key == format_entry) {

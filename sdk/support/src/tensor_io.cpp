@@ -4,14 +4,6 @@
 
 namespace ck::support {
 
-std::string tensor_subject(std::string_view name) {
-    return "tensor '" + std::string(name) + "'";
-}
-
-Error tensor_error(std::string message, std::string_view name, std::string file) {
-    return Error(std::move(message), std::move(file), {}, tensor_subject(name));
-}
-
 void check_tensor_bytes(const TensorView& view, std::uint64_t expected, std::string_view name,
                         std::string_view type, std::string file) {
     if (view.bytes().size() == expected) return;

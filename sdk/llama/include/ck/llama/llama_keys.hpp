@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "ck/conventions/ckhost_keys.hpp"
+#include "ck/error.hpp"
 #include "ck/model.hpp"
 
 namespace ck::llama {
@@ -85,14 +86,8 @@ inline constexpr std::string_view rope_freqs_name = "rope_freqs.weight";
 inline constexpr std::string_view rope_factor_tensor_names[] = {
     rope_freqs_name, "rope_factors_long.weight", "rope_factors_short.weight"};
 
-// "key 'name'", the subject format for a metadata key.
-inline std::string key_subject(std::string_view key) {
-    return "key '" + std::string(key) + "'";
-}
-
-// "tensor 'name'", the subject format every error uses.
-inline std::string tensor_subject(std::string_view name) {
-    return "tensor '" + std::string(name) + "'";
-}
+// The SDK's subject format (ck/error.hpp), by the names llama code has always used.
+using ck::key_subject;
+using ck::tensor_subject;
 
 }  // namespace ck::llama

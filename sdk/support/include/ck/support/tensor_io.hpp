@@ -12,11 +12,9 @@
 
 namespace ck::support {
 
-// The subject of every message about one tensor: tensor 'NAME'.
-std::string tensor_subject(std::string_view name);
-
-// An input error about tensor `name` (exit 1), optionally naming the file.
-Error tensor_error(std::string message, std::string_view name, std::string file = {});
+// The SDK's error factories (ck/error.hpp), by their old names here.
+using ck::tensor_error;
+using ck::tensor_subject;
 
 // Throws unless `view` holds exactly `expected` bytes ("got N bytes[ of TYPE], expected M").
 // `type` names the expected ggml type when the caller wants it in the message.

@@ -126,9 +126,10 @@ void BumpV4Writer::write(std::size_t index, const TensorView& tensor) {
     const TensorInfo& t = header_.tensors.at(index);
     support::check_tensor_bytes(tensor, t.nbytes, t.name);
     if (entry_ == plan_.entries.size() || plan_.entries[entry_].pieces.at(piece_).tensor != index)
-        throw Error("tensors must arrive in the writer's order (expected entry " +
-                        (entry_ < plan_.entries.size() ? plan_.entries[entry_].name : "none") + ")",
-                    {}, {}, llama::tensor_subject(t.name));
+        throw tensor_error(
+            "tensors must arrive in the writer's order (expected entry " +
+                (entry_ < plan_.entries.size() ? plan_.entries[entry_].name : "none") + ")",
+            t.name);
     const v4::Piece& piece = plan_.entries[entry_].pieces[piece_];
     try {
         if (!piece.dequantize)
@@ -172,7 +173,7 @@ void BumpV4Writer::copy_rows(const v4::Piece& piece, const TensorView& tensor) {
 void BumpV4Writer::dequantize_rows(const v4::Piece& piece, const TensorView& tensor) {
     const TensorInfo& t = header_.tensors[piece.tensor];
     const auto dequant = kernels::plugin_dequant_table().fn[t.type];
-    if (!dequant) throw Error("no dequantizer", {}, {}, llama::tensor_subject(t.name));
+    if (!dequant) throw tensor_error("no dequantizer", t.name);
     const std::uint64_t row = *row_bytes(t.type, piece.in_cols);
     const std::size_t block_rows =
         std::max<std::size_t>(1, step_bytes / (piece.out_cols * sizeof(float)));
@@ -209,7 +210,7 @@ void BumpV4Writer::dequantize_rows(const v4::Piece& piece, const TensorView& ten
 void BumpV4Writer::dequantize_wo(const v4::Piece& piece, const TensorView& tensor) {
     const TensorInfo& t = header_.tensors[piece.tensor];
     const auto dequant = kernels::plugin_dequant_table().fn[t.type];
-    if (!dequant) throw Error("no dequantizer", {}, {}, llama::tensor_subject(t.name));
+    if (!dequant) throw tensor_error("no dequantizer", t.name);
     const std::uint64_t row = *row_bytes(t.type, piece.in_cols);
     const std::size_t block_rows =
         std::max<std::size_t>(1, step_bytes / (piece.in_cols * sizeof(float)));

@@ -55,10 +55,11 @@ class Tensors : public TensorIndex {
         const TensorInfo& t = at(i);
         if (is_k_quant(t.type)) return *weight_dtype_of(t.type);
         if (is_dequantized_weight(t.type)) return static_cast<std::uint8_t>(Dtype::fp32);
-        throw Error("dtype " + std::string(type_name(t.type)) +
-                        " cannot be stored in bump v4 (expected q4_K or q6_K, copied, or f32, "
-                        "f16, bf16, q8_0, q5_0, q5_1, dequantized to f32)",
-                    {}, {}, tensor_subject(t.name));
+        throw tensor_error(
+            "dtype " + std::string(type_name(t.type)) +
+                " cannot be stored in bump v4 (expected q4_K or q6_K, copied, or f32, "
+                "f16, bf16, q8_0, q5_0, q5_1, dequantized to f32)",
+            t.name);
     }
 };
 
@@ -109,9 +110,10 @@ class Planner {
                         "[E] with E=" + std::to_string(h_.embed_dim));
         const TensorInfo& t = t_.at(i);
         if (!is_norm_type(t.type))
-            throw Error("dtype " + std::string(type_name(t.type)) +
-                            " cannot be stored in an FP32 norm slot (expected f32, f16 or bf16)",
-                        {}, {}, tensor_subject(t.name));
+            throw tensor_error(
+                "dtype " + std::string(type_name(t.type)) +
+                    " cannot be stored in an FP32 norm slot (expected f32, f16 or bf16)",
+                t.name);
         add(slot, static_cast<std::uint8_t>(Dtype::fp32),
             {Piece{.tensor = i,
                    .dequantize = true,
@@ -188,8 +190,8 @@ Plan plan(const ModelHeader& header, const PlanOptions& options) {
     const std::size_t tok = tensors.require(std::string(llama::token_embd_name));
     const TensorInfo& embd = tensors.at(tok);
     if (embd.ne.size() != 2)
-        throw Error("shape " + embd.shape_string() + ", expected [E, V] (2 dimensions)", {}, {},
-                    tensor_subject(embd.name));
+        throw tensor_error("shape " + embd.shape_string() + ", expected [E, V] (2 dimensions)",
+                           embd.name);
     h.embed_dim = heads.embed;
     h.num_heads = heads.heads;
     h.num_kv_heads = heads.kv_heads;
@@ -217,8 +219,8 @@ Plan plan(const ModelHeader& header, const PlanOptions& options) {
     } else {
         const TensorInfo& gate = tensors.at(tensors.require("blk.0.ffn_gate.weight"));
         if (gate.ne.size() != 2)
-            throw Error("shape " + gate.shape_string() + ", expected [E, F] (2 dimensions)", {}, {},
-                        tensor_subject(gate.name));
+            throw tensor_error("shape " + gate.shape_string() + ", expected [E, F] (2 dimensions)",
+                               gate.name);
         h.intermediate =
             checked_u32(gate.ne[1], "feed_forward_length (ne1)", tensor_subject(gate.name));
     }
@@ -227,9 +229,9 @@ Plan plan(const ModelHeader& header, const PlanOptions& options) {
     } else {
         auto context = keys.u32("context_length");
         if (!context || *context == 0)
-            throw Error(std::string(context ? "context length 0" : "required key is missing") +
-                            " (give the context length with bump[version=4,context=N])",
-                        {}, {}, "key '" + keys.key("context_length") + "'");
+            throw key_error(std::string(context ? "context length 0" : "required key is missing") +
+                                " (give the context length with bump[version=4,context=N])",
+                            keys.key("context_length"));
         h.context_len = *context;
     }
     g.layers = h.num_layers;
@@ -244,7 +246,7 @@ Plan plan(const ModelHeader& header, const PlanOptions& options) {
     // headpack already padded Q/K/V: the same rows v4 would write, if to the same size.
     std::uint64_t qkv_head_rows = h.head_dim;
     if (const Value* v = header.metadata.find(llama::aligned_head_dim_key)) {
-        const std::string subject = "key '" + std::string(llama::aligned_head_dim_key) + "'";
+        const std::string subject = key_subject(llama::aligned_head_dim_key);
         if (v->type() != ValueType::u32)
             throw Error("expected a u32, got " + v->to_display(), {}, {}, subject);
         if (v->raw() != h.aligned_head_dim)
@@ -265,11 +267,11 @@ Plan plan(const ModelHeader& header, const PlanOptions& options) {
     // v4 has no bias slot; the reference drops biases silently (deliberate difference 3).
     for (const auto& t : header.tensors)
         if (t.name.starts_with("blk.") && t.name.ends_with(".bias"))
-            throw Error(
+            throw tensor_error(
                 "bump v4 has no bias slot and this bias cannot be dropped without changing "
                 "the model's output (the reference converter drops it silently); use bump v3 "
                 "(bump[version=3]) for models with biases",
-                {}, {}, tensor_subject(t.name));
+                t.name);
 
     Planner planner(tensors, p);
     bool quant_embed = false, quant_intermediate = false;
@@ -305,12 +307,12 @@ Plan plan(const ModelHeader& header, const PlanOptions& options) {
 
         const std::uint8_t gate_dt = tensors.weight_dtype(gate);
         if (tensors.weight_dtype(up) != gate_dt)
-            throw Error("dtype " + std::string(type_name(tensors.at(up).type)) + ", but " +
-                            tensors.at(gate).name + " is " +
-                            std::string(type_name(tensors.at(gate).type)) +
-                            " (bump v4's w1 holds the gate rows and then the up rows in one "
-                            "dtype)",
-                        {}, {}, tensor_subject(tensors.at(up).name));
+            throw tensor_error("dtype " + std::string(type_name(tensors.at(up).type)) + ", but " +
+                                   tensors.at(gate).name + " is " +
+                                   std::string(type_name(tensors.at(gate).type)) +
+                                   " (bump v4's w1 holds the gate rows and then the up rows in one "
+                                   "dtype)",
+                               tensors.at(up).name);
         for (std::size_t i : {q, k, v, o, gate, up}) quant_embed |= is_k_quant(tensors.at(i).type);
         quant_intermediate |= is_k_quant(tensors.at(down).type);
 
@@ -363,11 +365,12 @@ Plan plan(const ModelHeader& header, const PlanOptions& options) {
             for (const Piece& piece : e.pieces)
                 if (is_k_quant(tensors.at(piece.tensor).type) &&
                     std::uint64_t(tensors.at(piece.tensor).ne[0]) == n)
-                    throw Error("dtype " + std::string(type_name(tensors.at(piece.tensor).type)) +
-                                    " needs " + what + " " + std::to_string(n) +
-                                    " to be a multiple of 256 (K-quant rows cannot be padded); "
-                                    "dequantize with a `dequant[to=f32]` stage",
-                                {}, {}, tensor_subject(tensors.at(piece.tensor).name));
+                    throw tensor_error(
+                        "dtype " + std::string(type_name(tensors.at(piece.tensor).type)) +
+                            " needs " + what + " " + std::to_string(n) +
+                            " to be a multiple of 256 (K-quant rows cannot be padded); "
+                            "dequantize with a `dequant[to=f32]` stage",
+                        tensors.at(piece.tensor).name);
         throw Error(std::string("K-quant weights need ") + what + " " + std::to_string(n) +
                     " to be a multiple of 256");
     };

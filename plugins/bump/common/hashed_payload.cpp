@@ -60,17 +60,17 @@ void refuse_rope_scaling(const ck::ModelHeader& header, std::string_view format)
         "the wrong positions; nothing was written";
     for (const std::string_view name : ck::llama::rope_factor_tensor_names)
         if (header.find_tensor(name))
-            throw ck::Error(
+            throw ck::tensor_error(
                 "per-frequency RoPE factors (Llama 3.1's rope_type llama3, Phi-3's "
                 "longrope) have no place in bump: " +
                     runtime,
-                header.source, {}, ck::llama::tensor_subject(name));
+                name, header.source);
     const ck::llama::ArchKeys keys(header.metadata);
     if (const auto scaling = ck::llama::rope_scaling(keys))
-        throw ck::Error("RoPE scaling (" + scaling->type + ", factor " +
-                            ck::Value::of_f64(scaling->factor.value).to_display() +
-                            ") cannot be carried into bump: " + runtime,
-                        header.source, {}, ck::llama::key_subject(scaling->factor_key));
+        throw ck::key_error("RoPE scaling (" + scaling->type + ", factor " +
+                                ck::Value::of_f64(scaling->factor.value).to_display() +
+                                ") cannot be carried into bump: " + runtime,
+                            scaling->factor_key, header.source);
 }
 
 void HashedPayload::start(ck::OutputFile& file, std::size_t header_bytes,

@@ -78,7 +78,7 @@ class TensorChecker : public TensorIndex {
 
     [[noreturn]] void refuse_dtype(std::size_t index, const std::string& why) const {
         const TensorInfo& t = at(index);
-        throw Error("dtype " + type_string(t.type) + " " + why, {}, {}, tensor_subject(t.name));
+        throw tensor_error("dtype " + type_string(t.type) + " " + why, t.name);
     }
 };
 
@@ -107,7 +107,7 @@ void read_sizes(const ModelHeader& header, const llama::ArchKeys& keys, TensorCh
                 const PlanOptions& options, Geometry& g) {
     g.aligned_head_dim = g.head_dim;
     if (const Value* v = header.metadata.find(llama::aligned_head_dim_key)) {
-        std::string subject = "key '" + std::string(llama::aligned_head_dim_key) + "'";
+        std::string subject = key_subject(llama::aligned_head_dim_key);
         if (v->type() != ValueType::u32)
             throw Error("expected a u32, got " + v->to_display(), {}, {}, subject);
         if (v->raw() < g.head_dim)
@@ -124,8 +124,8 @@ void read_sizes(const ModelHeader& header, const llama::ArchKeys& keys, TensorCh
     } else {
         const TensorInfo& gate = tensors.at(tensors.require("blk.0.ffn_gate.weight"));
         if (gate.ne.size() != 2)
-            throw Error("shape " + gate.shape_string() + ", expected [E, F] (2 dimensions)", {}, {},
-                        tensor_subject(gate.name));
+            throw tensor_error("shape " + gate.shape_string() + ", expected [E, F] (2 dimensions)",
+                               gate.name);
         g.ffn = checked_u32(gate.ne[1], "feed_forward_length (ne1)", tensor_subject(gate.name));
     }
 
@@ -134,13 +134,14 @@ void read_sizes(const ModelHeader& header, const llama::ArchKeys& keys, TensorCh
     } else {
         auto context = keys.u32("context_length");
         if (!context)
-            throw Error("required key is missing (give the context length with bump[context=N])",
-                        {}, {}, "key '" + keys.key("context_length") + "'");
+            throw key_error(
+                "required key is missing (give the context length with bump[context=N])",
+                keys.key("context_length"));
         g.context = *context;
     }
     if (g.context == 0)
-        throw Error("context length 0 (expected at least 1; override with bump[context=N])", {}, {},
-                    "key '" + keys.key("context_length") + "'");
+        throw key_error("context length 0 (expected at least 1; override with bump[context=N])",
+                        keys.key("context_length"));
 }
 
 // Which tensor fills which slot, checked one by one in payload order.
@@ -231,10 +232,11 @@ class SlotFiller {
         const TensorInfo& gate_t = tensors_.at(w1.tensors[0]);
         const TensorInfo& up_t = tensors_.at(up.tensors[0]);
         if (gate_t.type != up_t.type)
-            throw Error("dtype " + type_string(up_t.type) + ", expected " +
-                            type_string(gate_t.type) + " like " + gate_t.name +
-                            " (bump's w1 holds the gate rows and then the up rows in one dtype)",
-                        {}, {}, tensor_subject(up_t.name));
+            throw tensor_error(
+                "dtype " + type_string(up_t.type) + ", expected " + type_string(gate_t.type) +
+                    " like " + gate_t.name +
+                    " (bump's w1 holds the gate rows and then the up rows in one dtype)",
+                up_t.name);
         w1.tensors.push_back(up.tensors[0]);
         return w1;
     }
@@ -256,12 +258,13 @@ void check_k_quant_blocks(const TensorChecker& tensors, const std::vector<std::s
         for (auto [value, key] :
              {std::pair{E, "embedding_length E"}, std::pair{F, "feed_forward_length F"}})
             if (value % k_quant_block != 0)
-                throw Error("dtype " + type_string(t.type) + " needs " + key +
-                                " to be a multiple of 256 (expected E % 256 == 0 and F % 256 "
-                                "== 0 with K-quant weights), got " +
-                                std::to_string(value) +
-                                "; dequantize the weights with a `dequant[to=f32]` stage",
-                            {}, {}, tensor_subject(t.name));
+                throw tensor_error(
+                    "dtype " + type_string(t.type) + " needs " + key +
+                        " to be a multiple of 256 (expected E % 256 == 0 and F % 256 "
+                        "== 0 with K-quant weights), got " +
+                        std::to_string(value) +
+                        "; dequantize the weights with a `dequant[to=f32]` stage",
+                    t.name);
         break;
     }
 }
@@ -286,9 +289,9 @@ void lay_out(const TensorChecker& tensors, ModelPlan& plan) {
                           ? tensors.at(i).elements() * 4
                           : tensors.at(i).nbytes;
         if (plan.fills[s].kind != SlotFill::Kind::zeros && source != plan.slots[s].bytes)
-            throw Error("fills " + std::to_string(source) + " bytes of a " +
-                            std::to_string(plan.slots[s].bytes) + "-byte slot",
-                        {}, {}, tensor_subject(tensors.at(plan.fills[s].tensors[0]).name));
+            throw tensor_error("fills " + std::to_string(source) + " bytes of a " +
+                                   std::to_string(plan.slots[s].bytes) + "-byte slot",
+                               tensors.at(plan.fills[s].tensors[0]).name);
         plan.file_bytes += plan.slots[s].bytes;
     }
 }
@@ -326,19 +329,19 @@ std::optional<std::size_t> TensorIndex::find(const std::string& name) {
 
 std::size_t TensorIndex::require(const std::string& name) {
     if (auto i = find(name)) return *i;
-    throw Error("required tensor is missing (" + version_ +
-                    " needs token_embd, output_norm and, per layer, attn_norm, ffn_norm, "
-                    "attn_q/k/v/output and ffn_gate/up/down)",
-                {}, {}, llama::tensor_subject(name));
+    throw tensor_error("required tensor is missing (" + version_ +
+                           " needs token_embd, output_norm and, per layer, attn_norm, ffn_norm, "
+                           "attn_q/k/v/output and ffn_gate/up/down)",
+                       name);
 }
 
 void TensorIndex::expect_shape(std::size_t index, const std::vector<std::int64_t>& expected,
                                const std::string& formula) const {
     const TensorInfo& t = header_.tensors[index];
     if (t.ne != expected)
-        throw Error("shape " + t.shape_string() + ", expected " + shape_string(expected) + " (" +
-                        formula + ")",
-                    {}, {}, llama::tensor_subject(t.name));
+        throw tensor_error("shape " + t.shape_string() + ", expected " + shape_string(expected) +
+                               " (" + formula + ")",
+                           t.name);
 }
 
 Config make_config(const llama::ArchKeys& keys, const Geometry& g) {

@@ -65,10 +65,11 @@ void BumpWriter::prepare(const ModelHeader& header, const fs::path& destination)
 
     if (plan_.output_weight == OutputWeight::untied) {
         if (strict_)
-            throw Error("untied output.weight cannot be stored in bump v3 (" + plan_.untied_reason +
-                            "; the runtime ties the LM head to token_emb); refused because of "
-                            "strict=1",
-                        header_.source, {}, llama::tensor_subject(output_weight_name));
+            throw tensor_error(
+                "untied output.weight cannot be stored in bump v3 (" + plan_.untied_reason +
+                    "; the runtime ties the LM head to token_emb); refused because of "
+                    "strict=1",
+                output_weight_name, header_.source);
         report_untied(plan_.untied_reason);
     }
     warn_unwritten(context_, plan_.dropped, "bump v3");
@@ -187,17 +188,17 @@ void BumpWriter::write(std::size_t index, const TensorView& tensor) {
 
 void BumpWriter::check_tied_output(const TensorView& token_embd) {
     if (!output_weight_digest_)
-        throw Error("output.weight was not seen before token_embd.weight", {}, {},
-                    llama::tensor_subject(output_weight_name));
+        throw tensor_error("output.weight was not seen before token_embd.weight",
+                           output_weight_name);
     if (sha256(token_embd.bytes()) == *output_weight_digest_) return;  // tied: nothing lost
     std::string reason =
         "output.weight has the type and shape of token_embd.weight but "
         "different bytes";
     if (strict_)
-        throw Error("untied output.weight cannot be stored in bump v3 (" + reason +
-                        "; the runtime ties the LM head to token_emb); refused because of "
-                        "strict=1",
-                    header_.source, {}, llama::tensor_subject(output_weight_name));
+        throw tensor_error("untied output.weight cannot be stored in bump v3 (" + reason +
+                               "; the runtime ties the LM head to token_emb); refused because of "
+                               "strict=1",
+                           output_weight_name, header_.source);
     report_untied(reason);
 }
 

@@ -1,0 +1,271 @@
+// The quantize transform `quantize[to=TYPE | mix=NAME, ...]`.
+//
+// `to=TYPE` gives every selected 2-D weight one type; `mix=NAME` chooses each tensor's type as
+// llama-quantize does for that named file type (mixture.hpp). Rows are quantized with ggml's
+// reference quantizers (ck/kernels/quantize.hpp), so an F16 or F32 model becomes, byte for byte,
+// what llama-quantize writes without an importance matrix. A quantized input is dequantized
+// exactly first when `requantize=1` (llama-quantize's --allow-requantize), copied with
+// `keep_quantized=1`, and refused otherwise.
+#include "quantize_transform.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ck/error.hpp"
+#include "ck/kernels/dequant.hpp"
+#include "ck/kernels/quantize.hpp"
+#include "ck/llama/file_type.hpp"
+#include "ck/parallel.hpp"
+#include "ck/stage.hpp"
+#include "ck/support/tensor_io.hpp"
+#include "ck/tensor_filter.hpp"
+
+namespace ckplugin::quantize {
+namespace {
+
+using ck::GgmlType;
+
+// Elements per pool item: large enough that scheduling costs nothing, small enough that a
+// tensor of a few MB still spreads over every thread.
+constexpr std::uint64_t elements_per_item = 1 << 16;
+
+// F32 "quantized": the widened row as it is. The kernels have no quantizer for F32 (nothing is
+// lost), but llama-quantize's F32 file type and --output-tensor-type f32 store weights so.
+void store_row_f32(const float* x, std::byte* out, std::size_t n) {
+    std::memcpy(out, x, n * sizeof(float));
+}
+
+// The row function that writes `type`, or nullptr when there is none.
+ck::kernels::QuantizeRowFn row_encoder(std::uint32_t type) {
+    if (type == static_cast<std::uint32_t>(GgmlType::f32)) return store_row_f32;
+    return ck::kernels::best_quantizer(type);
+}
+
+// A type named in an option (`output_type=q8_0`), or a usage error listing what is accepted.
+std::uint32_t target_type(const std::string& option, const std::string& name) {
+    const ck::TypeInfo* info = ck::find_type(name);
+    if (!info || !row_encoder(info->id))
+        throw ck::usage_error("quantize: " + option + "=" + name +
+                              ": no quantizer for that type (types: " + target_choices + ")");
+    return info->id;
+}
+
+}  // namespace
+
+Quantize::Quantize(const ck::Options& options, ck::Context& context)
+    : filter_(options),
+      context_(context),
+      requantize_(options.get_bool("requantize", false)),
+      keep_quantized_(options.get_bool("keep_quantized", false)) {
+    const std::string to = options.get("to"), mix = options.get("mix");
+    if (!to.empty() && !mix.empty())
+        throw ck::usage_error(
+            "quantize: give to=TYPE (one type for every weight) or "
+            "mix=NAME (llama-quantize's choice per tensor), not both");
+    if (requantize_ && keep_quantized_)
+        throw ck::usage_error(
+            "quantize: requantize=1 and keep_quantized=1 contradict each "
+            "other (quantize already quantized tensors again, or copy them)");
+    if (!mix.empty()) {
+        const std::optional<MixInfo> info = ckplugin::quantize::find_mix(mix);
+        if (!info) {
+            std::string names;
+            for (const std::string& n : ckplugin::quantize::mix_names())
+                names += (names.empty() ? "" : " ") + n;
+            throw ck::usage_error("quantize: unknown mix '" + mix + "' (mixtures: " + names + ")");
+        }
+        settings_.emplace();
+        settings_->mix = *info;
+        settings_->pure = options.get_bool("pure", false);
+        settings_->leave_output = options.get_bool("leave_output", false);
+        if (const std::string t = options.get("output_type"); !t.empty())
+            settings_->output_type = target_type("output_type", t);
+        if (const std::string t = options.get("embd_type"); !t.empty())
+            settings_->embd_type = target_type("embd_type", t);
+    } else {
+        for (const char* only_with_mix : {"output_type", "embd_type", "pure", "leave_output"})
+            if (!options.get(only_with_mix).empty())
+                throw ck::usage_error(std::string("quantize: ") + only_with_mix +
+                                      " works with mix=NAME only");
+        target_ = target_type("to", to.empty() ? "q8_0" : to);
+    }
+}
+
+ck::ModelHeader Quantize::plan(const ck::ModelHeader& in) {
+    filter_.check_matches(in, "quantize");
+    ck::ModelHeader out = in;
+    jobs_.assign(in.tensors.size(), std::nullopt);
+    std::vector<std::string> rules(in.tensors.size());
+    std::optional<std::uint32_t> file_type;
+    if (settings_) {
+        const auto mix = ckplugin::quantize::plan_mixture(in, *settings_);
+        file_type = mix.file_type;
+        for (std::size_t i = 0; i < in.tensors.size(); ++i) {
+            rules[i] = mix.tensors[i].rule;
+            if (mix.tensors[i].quantized) plan_tensor(in, i, mix.tensors[i].type, rules[i]);
+        }
+    } else {
+        for (std::size_t i = 0; i < in.tensors.size(); ++i) {
+            const ck::TensorInfo& t = in.tensors[i];
+            if (t.ne.size() < 2) {
+                rules[i] = "1-D tensor: copied";
+                continue;
+            }
+            const ck::TypeInfo& to = *ck::find_type(target_);
+            if (t.ne[0] % to.block_size != 0) {
+                rules[i] = "row length " + std::to_string(t.ne[0]) + " is not a multiple of " +
+                           std::to_string(to.block_size) + ": copied";
+                context_.warn(ck::support::tensor_subject(t.name) + ": rows of " +
+                              std::to_string(t.ne[0]) + " elements are not a multiple of " +
+                              std::to_string(to.block_size) + "; left as " +
+                              std::string(ck::type_name(t.type)));
+                continue;
+            }
+            rules[i] = "to=" + std::string(to.name);
+            plan_tensor(in, i, target_, rules[i]);
+        }
+    }
+    for (std::size_t i = 0; i < in.tensors.size(); ++i) {
+        if (!jobs_[i]) continue;
+        out.tensors[i].type = jobs_[i]->to;
+        out.tensors[i].nbytes = *ck::tensor_bytes(jobs_[i]->to, out.tensors[i].ne);
+    }
+    // One type for every weight is no named mixture: the file type is llama.cpp's name
+    // for what the tensors became (to=q4_k: MOSTLY_Q4_K_M; to=q8_0 with only= on a few
+    // tensors of an F16 model: still MOSTLY_F16).
+    if (!settings_)
+        if (const auto guess = ck::llama::guess_file_type(out); guess.file_type)
+            file_type = static_cast<std::uint32_t>(*guess.file_type);
+    if (std::any_of(jobs_.begin(), jobs_.end(), [](const auto& j) { return j.has_value(); })) {
+        out.metadata.set(std::string(ck::llama::quantization_version_key),
+                         ck::Value::of_u32(ck::llama::quantization_version));
+        // Without a name (the input was mostly of a type llama.cpp cannot name), the host
+        // decides after plan() (ck::llama::keep_file_type_true).
+        if (file_type)
+            out.metadata.set(std::string(ck::llama::file_type_key), ck::Value::of_u32(*file_type));
+    }
+    report(in, out, rules, file_type);
+    return out;
+}
+
+ck::TensorView Quantize::apply(std::size_t index, const ck::Upstream& upstream) {
+    ck::TensorView in = upstream(index);
+    const auto& job = jobs_.at(index);
+    if (!job) return in;
+    // Every dequant variant is bit-exact, so the fastest widening gives ggml's values too
+    // (for a quantized input: exactly what llama-quantize's dequantization gives).
+    const auto widen = ck::kernels::plugin_dequant_table().fn[job->from];
+    const std::uint64_t in_row = *ck::row_bytes(job->from, job->row_length);
+    const std::uint64_t out_row = *ck::row_bytes(job->to, job->row_length);
+    if (in.bytes().size() != in_row * job->rows)
+        throw ck::Error("tensor byte size does not match its shape");
+    ck::TensorAllocation out = ck::TensorView::allocate(out_row * job->rows);
+    // Rows are independent: groups of rows (fixed by the shape, not the thread count) go
+    // to the pool. A group is widened into one buffer and quantized in one call: a row's
+    // blocks follow the previous row's in the output as in a longer row, and the SIMD
+    // K-quant quantizers need many blocks per call (one block per lane, 16 lanes; a
+    // 2048-wide row has only 8).
+    const std::uint64_t rows_per_item =
+        std::max<std::uint64_t>(1, elements_per_item / job->row_length);
+    const std::byte* src = in.bytes().data();
+    ck::parallel_chunks(job->rows, rows_per_item, [&](std::size_t first, std::size_t end) {
+        std::vector<float> values((end - first) * job->row_length);
+        for (std::size_t r = first; r < end; ++r)
+            widen(src + r * in_row, values.data() + (r - first) * job->row_length, job->row_length);
+        job->quantize(values.data(), out.bytes.data() + first * out_row, values.size());
+        // The rows read are not read again: their input pages leave the resident set (a
+        // page shared with a neighbouring group is simply read again from the page cache),
+        // so the input and the output of a large tensor are never resident together.
+        in.release(first * in_row, end * in_row);
+        ck::throw_if_interrupted();
+    });
+    return std::move(out.view);
+}
+
+// Plans tensor i of `in` to become `to`, or leaves it (rule says why) when it cannot.
+void Quantize::plan_tensor(const ck::ModelHeader& in, std::size_t i, std::uint32_t to,
+                           std::string& rule) {
+    const ck::TensorInfo& t = in.tensors[i];
+    if (!filter_.selects(t.name)) {
+        rule = "not selected by only/skip: copied";
+        return;
+    }
+    if (t.type == to) {
+        rule += " (input is already " + std::string(ck::type_name(to)) + ": copied)";
+        return;
+    }
+    const ck::TypeInfo* from = ck::find_type(t.type);
+    if (!from || !from->dequantizable) {
+        rule = "not a float or quantized tensor: copied";
+        return;
+    }
+    if (from->quantized) {
+        if (keep_quantized_) {
+            rule += " (input is " + std::string(from->name) + ": kept, keep_quantized=1)";
+            return;
+        }
+        if (!requantize_)
+            throw ck::tensor_error(
+                "is already " + std::string(from->name) + "; quantizing it again to " +
+                    std::string(ck::type_name(to)) +
+                    " adds the error of both: pass requantize=1 to dequantize it exactly and "
+                    "quantize again (llama-quantize's --allow-requantize), or "
+                    "keep_quantized=1 to copy quantized tensors as they are",
+                t.name, in.source);
+        rule += " (requantized from " + std::string(from->name) + ")";
+    }
+    const auto row_length = static_cast<std::uint64_t>(t.ne[0]);
+    const ck::kernels::QuantizeRowFn encode = row_encoder(to);
+    // A mixture or option naming a type without a row function is this plugin's bug:
+    // say so rather than call through a null pointer.
+    if (!encode)
+        throw ck::tensor_error("quantize has no row function for " + std::string(ck::type_name(to)),
+                               t.name, in.source);
+    jobs_[i] = Job{t.type, to, row_length, t.elements() / row_length, encode};
+}
+
+// The "quantize" report (each tensor's types, rule and sizes; bits per weight) and
+// "quantize.why" (tensor -> rule), which --dry-run prints beside each tensor.
+void Quantize::report(const ck::ModelHeader& in, const ck::ModelHeader& out,
+                      const std::vector<std::string>& rules,
+                      std::optional<std::uint32_t> file_type) {
+    nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
+    nlohmann::ordered_json why = nlohmann::ordered_json::object();
+    std::uint64_t elements = 0, bytes_in = 0, bytes_out = 0;
+    for (std::size_t i = 0; i < in.tensors.size(); ++i) {
+        const ck::TensorInfo &a = in.tensors[i], &b = out.tensors[i];
+        tensors.push_back({{"name", a.name},
+                           {"from", std::string(ck::type_name(a.type))},
+                           {"to", std::string(ck::type_name(b.type))},
+                           {"rule", rules[i]},
+                           {"bytes_in", a.nbytes},
+                           {"bytes_out", b.nbytes}});
+        why[a.name] = rules[i];
+        elements += a.elements();
+        bytes_in += a.nbytes;
+        bytes_out += b.nbytes;
+    }
+    const auto bpw = [&](std::uint64_t bytes) {
+        return elements ? 8.0 * static_cast<double>(bytes) / static_cast<double>(elements) : 0.0;
+    };
+    nlohmann::ordered_json r = {
+        {"mix", settings_ ? nlohmann::ordered_json(settings_->mix.name) : nullptr},
+        {"to", settings_ ? nullptr : nlohmann::ordered_json(ck::type_name(target_))},
+        {"file_type", file_type ? nlohmann::ordered_json(*file_type) : nullptr},
+        {"totals",
+         {{"elements", elements},
+          {"bytes_in", bytes_in},
+          {"bytes_out", bytes_out},
+          {"bits_per_weight_in", bpw(bytes_in)},
+          {"bits_per_weight", bpw(bytes_out)}}},
+        {"tensors", tensors}};
+    context_.report("quantize", r.dump());
+    context_.report("quantize.why", why.dump());
+}
+
+}  // namespace ckplugin::quantize

@@ -1,0 +1,55 @@
+// The quantize transform (`quantize[to=TYPE | mix=NAME, ...]`), outside the plugin's descriptor
+// so that tests drive it in process. plugin.cpp declares its options and exports it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ck/context.hpp"
+#include "ck/kernels/quantize.hpp"
+#include "ck/options.hpp"
+#include "ck/stage.hpp"
+#include "ck/tensor_filter.hpp"
+#include "mixture.hpp"
+
+namespace ckplugin::quantize {
+
+// What `to=` accepts: every type there is a reference quantizer for, and F32.
+inline constexpr const char* target_choices =
+    "q4_0|q4_1|q5_0|q5_1|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|iq4_nl|tq1_0|tq2_0|f16|bf16|f32";
+
+class Quantize final : public ck::Transform {
+  public:
+    Quantize(const ck::Options& options, ck::Context& context);
+    ck::ModelHeader plan(const ck::ModelHeader& in) override;
+    ck::TensorView apply(std::size_t index, const ck::Upstream& upstream) override;
+
+  private:
+    // One tensor's conversion: its rows widened to f32, then written as `to`.
+    struct Job {
+        std::uint32_t from;  // the input type, widened to f32 row by row
+        std::uint32_t to;
+        std::uint64_t row_length;
+        std::uint64_t rows;
+        ck::kernels::QuantizeRowFn quantize;
+    };
+
+    // Plans tensor i of `in` to become `to`, or leaves it (rule says why) when it cannot.
+    void plan_tensor(const ck::ModelHeader& in, std::size_t i, std::uint32_t to, std::string& rule);
+    // The "quantize" report (each tensor's types, rule and sizes; bits per weight) and
+    // "quantize.why" (tensor -> rule), which --dry-run prints beside each tensor.
+    void report(const ck::ModelHeader& in, const ck::ModelHeader& out,
+                const std::vector<std::string>& rules, std::optional<std::uint32_t> file_type);
+
+    ck::TensorFilter filter_;
+    ck::Context& context_;
+    bool requantize_;
+    bool keep_quantized_;
+    std::optional<MixSettings> settings_;  // mix=NAME
+    std::uint32_t target_ = 0;             // to=TYPE
+    std::vector<std::optional<Job>> jobs_;
+};
+
+}  // namespace ckplugin::quantize
