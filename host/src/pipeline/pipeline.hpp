@@ -101,6 +101,8 @@ class Pipeline {
     std::string sequential_reason() const;
     // Writes every tensor in the writer's order, computing ahead on the pool when allowed.
     nlohmann::json stream(const ConvertSettings& settings, ck::OutputSet& out);
+    // The writer's order of the final header's tensors (its own, else header order).
+    std::vector<std::size_t> writer_order();
     std::vector<Item> make_items(const std::vector<std::size_t>& order,
                                  std::vector<std::size_t>& item_of) const;
     void compute(Item& item);

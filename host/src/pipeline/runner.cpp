@@ -84,29 +84,56 @@ std::vector<Pipeline::Item> Pipeline::make_items(const std::vector<std::size_t>&
     return items;
 }
 
+namespace {
+
+// The items computed ahead of the writer and not yet written: at most `window` of them and
+// `budget` bytes, except that the item the writer needs now always starts.
+struct InFlight {
+    std::size_t window;
+    std::uint64_t budget;
+    std::size_t count = 0, peak_items = 0;
+    std::uint64_t bytes = 0, peak_bytes = 0;
+
+    bool fits(std::uint64_t cost) const { return count < window && bytes + cost <= budget; }
+    void add(std::uint64_t cost) {
+        ++count;
+        bytes += cost;
+        peak_items = std::max(peak_items, count);
+        peak_bytes = std::max(peak_bytes, bytes);
+    }
+    void remove(std::uint64_t cost) {
+        --count;
+        bytes -= cost;
+    }
+};
+
+}  // namespace
+
+std::vector<std::size_t> Pipeline::writer_order() {
+    Stage& w = *stages_.back();
+    std::vector<std::size_t> order = call_plugin(w.spec.name, [&] { return w.writer->order(); });
+    if (order.empty()) {
+        order.resize(headers_.back().tensors.size());
+        std::iota(order.begin(), order.end(), 0);
+    }
+    return order;
+}
+
 json Pipeline::stream(const ConvertSettings& settings, ck::OutputSet& out) {
     Stage& w = *stages_.back();
     const ck::ModelHeader& final_header = headers_.back();
-    std::vector<std::size_t> order = call_plugin(w.spec.name, [&] { return w.writer->order(); });
-    if (order.empty()) {
-        order.resize(final_header.tensors.size());
-        std::iota(order.begin(), order.end(), 0);
-    }
+    const std::vector<std::size_t> order = writer_order();
     std::vector<std::size_t> item_of;
     std::vector<Item> items = make_items(order, item_of);
 
     const std::string reason = sequential_reason();
     const bool ahead = reason.empty();
-    const std::size_t window = ahead ? ck::thread_count() : 1;
-    const std::uint64_t budget = settings.max_memory ? settings.max_memory : default_max_memory();
-    std::size_t next = 0, in_flight = 0, peak_items = 0;
-    std::uint64_t in_flight_bytes = 0, peak_bytes = 0;
+    InFlight flight{ahead ? ck::thread_count() : 1,
+                    settings.max_memory ? settings.max_memory : default_max_memory()};
+    std::size_t next = 0;
     auto start = [&](Item& item) {
         item.started = true;
-        ++in_flight;
-        in_flight_bytes += item.cost;
-        peak_items = std::max(peak_items, in_flight);
-        peak_bytes = std::max(peak_bytes, in_flight_bytes);
+        flight.add(item.cost);
         if (ahead)
             item.task = std::make_unique<ck::Task>([this, &item] { compute(item); });
         else
@@ -114,14 +141,10 @@ json Pipeline::stream(const ConvertSettings& settings, ck::OutputSet& out) {
     };
     // Starts the next items while they fit the window and the budget.
     auto admit = [&] {
-        while (next < items.size() &&
-               (items[next].started ||
-                (in_flight < window && in_flight_bytes + items[next].cost <= budget))) {
+        for (; next < items.size() && (items[next].started || flight.fits(items[next].cost));
+             ++next)
             if (!items[next].started) start(items[next]);
-            ++next;
-        }
     };
-
     // The writer's calls, timed (they run on this thread only).
     auto call_writer = [&](auto&& fn) {
         const auto started = std::chrono::steady_clock::now();
@@ -149,8 +172,7 @@ json Pipeline::stream(const ConvertSettings& settings, ck::OutputSet& out) {
             if (++item.written == item.members.size()) {
                 item.task.reset();
                 item.views.clear();
-                --in_flight;
-                in_flight_bytes -= item.cost;
+                flight.remove(item.cost);
             }
             ck::throw_if_interrupted();
             admit();
@@ -165,10 +187,10 @@ json Pipeline::stream(const ConvertSettings& settings, ck::OutputSet& out) {
     }
     progress.finish();
     json summary = {{"concurrent", ahead},
-                    {"window", window},
-                    {"max_memory", budget},
-                    {"peak_tensors", peak_items},
-                    {"peak_bytes", peak_bytes}};
+                    {"window", flight.window},
+                    {"max_memory", flight.budget},
+                    {"peak_tensors", flight.peak_items},
+                    {"peak_bytes", flight.peak_bytes}};
     if (!ahead) summary["why_not"] = reason;
     return summary;
 }
