@@ -77,6 +77,25 @@ BOOST_AUTO_TEST_CASE(dry_run_prints_the_plan_and_writes_nothing) {
     BOOST_TEST(out.entries().empty());
 }
 
+// --dry-run with an output that exists: the plan is still printed, with a warning that the real
+// run would stop there (it refused to plan before), and the file is left as it was.
+BOOST_AUTO_TEST_CASE(dry_run_plans_even_when_the_output_exists) {
+    cktest::TempDir out;
+    cktest::write_file(out / "o.gguf", {1, 2, 3});
+    auto r = cktest::run_ckhost(
+        {"--pipeline", "gguf:gguf", "-i", sample(), "-o", (out / "o.gguf").string(), "--dry-run"});
+    BOOST_TEST(r.exit_code == 0, r.err);
+    BOOST_TEST(contains(r.out, "plan: 2 stages, 21 tensors"), r.out);
+    BOOST_TEST(contains(r.err, "output file exists (use --force to overwrite)"), r.err);
+    BOOST_TEST(contains(r.err, "the conversion would stop here"), r.err);
+    BOOST_TEST(cktest::read_file(out / "o.gguf").size() == 3u);
+    // Without --dry-run it still stops, exit 1.
+    r = cktest::run_ckhost(
+        {"--pipeline", "gguf:gguf", "-i", sample(), "-o", (out / "o.gguf").string()});
+    BOOST_TEST(r.exit_code == 1, r.err);
+    BOOST_TEST(cktest::read_file(out / "o.gguf").size() == 3u);
+}
+
 BOOST_AUTO_TEST_CASE(json_report_describes_the_conversion) {
     cktest::TempDir out;
     auto r = cktest::run_ckhost(

@@ -204,6 +204,18 @@ void Pipeline::write_outputs(const ConvertSettings& settings, ck::OutputSet& out
     }
 }
 
+// An output the run could not write (it exists without --force, or is not a regular file) stops
+// a conversion before anything is read; a --dry-run still prints its plan and says so.
+void Pipeline::check_target(const ck::OutputSet& out, const fs::path& target, bool dry_run) {
+    try {
+        out.check_target(target);
+    } catch (const ck::Error& e) {
+        if (!dry_run || e.kind() == ck::ErrorKind::interrupt) throw;
+        context_.warn((e.file().empty() ? target.string() : e.file()) + ": " + e.message() +
+                      "; the conversion would stop here");
+    }
+}
+
 ConvertResult Pipeline::convert(const ConvertSettings& settings, ck::OutputSet& out) {
     auto started = std::chrono::steady_clock::now();
     const bool to_stdout = settings.output == "-";
@@ -226,7 +238,7 @@ ConvertResult Pipeline::convert(const ConvertSettings& settings, ck::OutputSet& 
         if (!settings.force) freshness = check_recipe(recipe, outputs_);
     }
     if (!to_stdout)
-        for (const auto& p : outputs_) out.check_target(p);
+        for (const auto& p : outputs_) check_target(out, p, settings.dry_run);
     json report = planned_report(settings, freshness);
     if (settings.update && !settings.force && !freshness.up_to_date && settings.say &&
         !settings.dry_run)

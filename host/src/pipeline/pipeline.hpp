@@ -107,6 +107,7 @@ class Pipeline {
                                  std::vector<std::size_t>& item_of) const;
     void compute(Item& item);
     ConvertResult convert(const ConvertSettings& settings, ck::OutputSet& out);
+    void check_target(const ck::OutputSet& out, const std::filesystem::path& target, bool dry_run);
     nlohmann::json planned_report(const ConvertSettings& settings,
                                   const Freshness& freshness) const;
     void write_outputs(const ConvertSettings& settings, ck::OutputSet& out, nlohmann::json& report,
