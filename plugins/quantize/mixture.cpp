@@ -666,6 +666,14 @@ class Planner {
 
 }  // namespace
 
+std::optional<MixInfo> find_mix_by_number(std::string_view number) {
+    for (const MixEntry& m : mixes)
+        if (number == std::to_string(static_cast<std::uint32_t>(m.file_type)))
+            return MixInfo{std::string(m.name), default_type_of(m.file_type),
+                           static_cast<std::uint32_t>(m.file_type)};
+    return std::nullopt;
+}
+
 std::optional<MixInfo> find_mix(std::string_view name) {
     for (const auto& [alias, full] : aliases) {
         if (boost::algorithm::iequals(name, alias)) name = full;

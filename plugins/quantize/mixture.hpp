@@ -29,6 +29,9 @@ struct MixInfo {
 // aliases Q3_K (= Q3_K_M), Q4_K (= Q4_K_M), Q5_K (= Q5_K_M), which return the full name.
 // nullopt for anything else (the IQ1/IQ2/IQ3 mixtures and Q2_K_S need an importance matrix).
 std::optional<MixInfo> find_mix(std::string_view name);
+// The mixture llama-quantize knows by this file type number ("15": Q4_K_M), as its command line
+// takes it; nullopt for any other text.
+std::optional<MixInfo> find_mix_by_number(std::string_view number);
 // The supported names (no aliases), in llama-quantize's listing order.
 std::vector<std::string> mix_names();
 

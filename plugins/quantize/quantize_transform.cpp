@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include <boost/algorithm/string/case_conv.hpp>
 #include <nlohmann/json.hpp>
 
 #include "ck/error.hpp"
@@ -22,6 +23,7 @@
 #include "ck/llama/file_type.hpp"
 #include "ck/parallel.hpp"
 #include "ck/stage.hpp"
+#include "ck/suggest.hpp"
 #include "ck/support/tensor_io.hpp"
 #include "ck/tensor_filter.hpp"
 
@@ -72,12 +74,34 @@ Quantize::Quantize(const ck::Options& options, ck::Context& context)
             "quantize: requantize=1 and keep_quantized=1 contradict each "
             "other (quantize already quantized tensors again, or copy them)");
     if (!mix.empty()) {
-        const std::optional<MixInfo> info = ckplugin::quantize::find_mix(mix);
+        // A name, or as llama-quantize also takes it, the file type's number (15: Q4_K_M).
+        std::optional<MixInfo> info = find_mix(mix);
+        if (!info) info = find_mix_by_number(mix);
         if (!info) {
+            // Compared without case and underscores: `q4km` is Q4_K_M.
+            const auto squeeze = [](std::string n) {
+                n = boost::algorithm::to_lower_copy(n);
+                n.erase(std::remove(n.begin(), n.end(), '_'), n.end());
+                return n;
+            };
             std::string names;
-            for (const std::string& n : ckplugin::quantize::mix_names())
+            std::vector<std::string> squeezed;
+            for (const std::string& n : mix_names()) {
                 names += (names.empty() ? "" : " ") + n;
-            throw ck::usage_error("quantize: unknown mix '" + mix + "' (mixtures: " + names + ")");
+                squeezed.push_back(squeeze(n));
+            }
+            const auto near = ck::closest_names(squeeze(mix), squeezed);
+            std::string suggestion;
+            if (!near.empty())
+                for (const std::string& n : mix_names())
+                    if (squeeze(n) == near.front() && suggestion.empty())
+                        suggestion = boost::algorithm::to_lower_copy(n);
+            throw ck::usage_error(
+                "quantize: unknown mix '" + mix + "'" +
+                (suggestion.empty() ? "" : "; did you mean '" + suggestion + "'?") +
+                " (mixtures: " + names +
+                ", or llama-quantize's file type "
+                "numbers, e.g. 15 for Q4_K_M)");
         }
         settings_.emplace();
         settings_->mix = *info;

@@ -229,11 +229,37 @@ BOOST_AUTO_TEST_CASE(mix_f32_widens_every_weight_exactly) {
     check_mix_f32(cktest::sample_model(), ",requantize=1");
 }
 
-BOOST_AUTO_TEST_CASE(mix_f32_from_f16_and_bf16,
-                     *utf::precondition(cktest::SharedDataPresent())) {
+BOOST_AUTO_TEST_CASE(mix_f32_from_f16_and_bf16, *utf::precondition(cktest::SharedDataPresent())) {
     const fs::path root = *cktest::shared_data();
     check_mix_f32(root / "micro-llama-f16.gguf", "");
     check_mix_f32(root / "quant" / "micro-llama-f16.bf16.gguf", "");
+}
+
+// llama-quantize's spellings work: type names in any case (`to=Q4_K`, handed to the plugin as
+// `q4_k`, which matters for plugins that compare values exactly: `dequant[to=F16]` must give F16,
+// not fall through to F32) and file type numbers (`mix=15` is Q4_K_M); a near miss suggests
+// the mixture meant.
+BOOST_AUTO_TEST_CASE(llama_quantize_spellings_are_accepted) {
+    cktest::TempDir dir;
+    const std::string input = cktest::sample_model().string();
+    auto convert = [&](const std::string& pipeline, const std::string& name) {
+        const auto r = cktest::run_ckhost(
+            {"-q", "--pipeline", pipeline, "-i", input, "-o", (dir / name).string()});
+        BOOST_TEST(r.exit_code == 0, pipeline << ": " << r.err);
+        return dir / name;
+    };
+    BOOST_TEST(cktest::files_equal(convert("gguf:quantize[to=Q4_K,requantize=1]:gguf", "a.gguf"),
+                                   convert("gguf:quantize[to=q4_k,requantize=1]:gguf", "b.gguf")));
+    BOOST_TEST(
+        cktest::files_equal(convert("gguf:quantize[mix=15,requantize=1]:gguf", "c.gguf"),
+                            convert("gguf:quantize[mix=q4_k_m,requantize=1]:gguf", "d.gguf")));
+    const Tensors upper = tensors_of(convert("gguf:dequant[to=F16]:gguf", "e.gguf"));
+    BOOST_TEST(upper.by_name.at("blk.0.attn_q.weight").first == 1u);  // F16
+    const auto r = cktest::run_ckhost({"--pipeline", "gguf:quantize[mix=q4km]:gguf", "-i", input,
+                                       "-o", (dir / "f.gguf").string()});
+    BOOST_TEST(r.exit_code == 2, r.err);
+    BOOST_TEST(cktest::contains(r.err, "did you mean 'q4_k_m'"), r.err);
+    BOOST_TEST(!fs::exists(dir / "f.gguf"));
 }
 
 BOOST_AUTO_TEST_CASE(bad_settings_are_usage_errors) {

@@ -3,6 +3,8 @@
 #include "pipeline/pipeline.hpp"
 #include "pipeline/pipeline_stages.hpp"
 
+#include <boost/algorithm/string/predicate.hpp>
+
 #include <sys/stat.h>
 #include <unistd.h>
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -40,6 +42,9 @@ namespace {
 // any plugin code runs.
 ck::Options checked_options(const PluginEntry& plugin, const StageSpec& spec, std::uint32_t kind) {
     const ck_plugin_descriptor& d = *plugin.descriptor;
+    // A choice given in another case (`to=Q4_K`) is the choice, handed to the plugin as the
+    // descriptor spells it: plugins compare values exactly.
+    std::map<std::string, std::string> canonical = spec.options;
     std::vector<std::string> known;
     for (std::size_t i = 0; i < d.option_count; ++i)
         if (d.options[i].stages & kind) known.push_back(d.options[i].name);
@@ -62,13 +67,19 @@ ck::Options checked_options(const PluginEntry& plugin, const StageSpec& spec, st
                 allowed.push_back(choices.substr(start, bar - start));
                 start = bar + 1;
             }
-            if (std::find(allowed.begin(), allowed.end(), value) == allowed.end())
-                throw ck::usage_error("stage '" + spec.text + "': bad value '" + value +
-                                      "' for option '" + key + "'" + did_you_mean(value, allowed) +
-                                      " (choices: " + join(allowed, "|") + ")");
+            const auto same = std::find_if(allowed.begin(), allowed.end(), [&](const auto& a) {
+                return boost::algorithm::iequals(a, value);
+            });
+            if (same != allowed.end()) {
+                canonical[key] = *same;
+                continue;
+            }
+            throw ck::usage_error("stage '" + spec.text + "': bad value '" + value +
+                                  "' for option '" + key + "'" + did_you_mean(value, allowed) +
+                                  " (choices: " + join(allowed, "|") + ")");
         }
     }
-    return ck::Options(spec.options);
+    return ck::Options(canonical);
 }
 
 std::string position_word(std::size_t i, std::size_t n) {
