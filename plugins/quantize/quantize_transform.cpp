@@ -233,13 +233,24 @@ void Quantize::plan_tensor(const ck::ModelHeader& in, std::size_t i, std::uint32
             rule += " (input is " + std::string(from->name) + ": kept, keep_quantized=1)";
             return;
         }
-        if (!requantize_)
+        if (!requantize_ && ck::find_type(to)->quantized)
             throw ck::tensor_error(
                 "is already " + std::string(from->name) + "; quantizing it again to " +
                     std::string(ck::type_name(to)) +
                     " adds the error of both: pass requantize=1 to dequantize it exactly and "
                     "quantize again (llama-quantize's --allow-requantize), or "
                     "keep_quantized=1 to copy quantized tensors as they are",
+                t.name, in.source);
+        // To a float type nothing is lost twice, but llama-quantize still asks for
+        // --allow-requantize, and so does this stage: the same command line means the same.
+        if (!requantize_)
+            throw ck::tensor_error(
+                "is already " + std::string(from->name) + "; widening it to " +
+                    std::string(ck::type_name(to)) +
+                    " is exact, but llama-quantize asks for --allow-requantize here: pass "
+                    "requantize=1, use a dequant[to=" +
+                    std::string(ck::type_name(to)) +
+                    "] stage, or keep_quantized=1 to copy quantized tensors as they are",
                 t.name, in.source);
         rule += " (requantized from " + std::string(from->name) + ")";
     }

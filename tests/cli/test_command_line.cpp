@@ -398,3 +398,26 @@ BOOST_AUTO_TEST_CASE(manual_page_names_every_command_and_option) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// Messages a new user met in Boost's words or wrongly (issue 28, item 11): a pipeline given
+// without --pipeline, an argument to a command that takes none, and `help help`.
+BOOST_AUTO_TEST_CASE(argument_mistakes_are_said_in_our_words) {
+    cktest::TempDir dir;
+    auto r = cktest::run_ckhost({"convert", "gguf:gguf", sample(), (dir / "o.gguf").string()});
+    BOOST_TEST(r.exit_code == 2, r.err);
+    BOOST_TEST(
+        contains(r.err, "unexpected argument 'gguf:gguf': a pipeline is given with --pipeline"),
+        r.err);
+    BOOST_TEST(!contains(r.err, "positional"), r.err);
+    BOOST_TEST(dir.entries().empty());
+    r = cktest::run_ckhost({"plugins", "quantize"});
+    BOOST_TEST(r.exit_code == 2, r.err);
+    BOOST_TEST(contains(r.err, "this command takes no arguments, got 'quantize'"), r.err);
+    r = cktest::run_ckhost({"completion", "bash", "zsh"});
+    BOOST_TEST(r.exit_code == 2, r.err);
+    BOOST_TEST(contains(r.err, "'zsh' is one too many (this command takes 1)"), r.err);
+    r = cktest::run_ckhost({"help", "help"});
+    BOOST_TEST(r.exit_code == 0, r.err);
+    BOOST_TEST(contains(r.out, "usage: ckhost --pipeline"), r.out);
+    BOOST_TEST(!contains(r.err, "did you mean"), r.err);
+}

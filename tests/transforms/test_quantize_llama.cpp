@@ -255,6 +255,13 @@ BOOST_AUTO_TEST_CASE(llama_quantize_spellings_are_accepted) {
                             convert("gguf:quantize[mix=q4_k_m,requantize=1]:gguf", "d.gguf")));
     const Tensors upper = tensors_of(convert("gguf:dequant[to=F16]:gguf", "e.gguf"));
     BOOST_TEST(upper.by_name.at("blk.0.attn_q.weight").first == 1u);  // F16
+    // A quantized input to a float type: exact, but asked for as llama-quantize asks for it.
+    const auto f32 = cktest::run_ckhost({"--pipeline", "gguf:quantize[mix=f32]:gguf", "-i", input,
+                                         "-o", (dir / "g.gguf").string()});
+    BOOST_TEST(f32.exit_code == 1, f32.err);
+    BOOST_TEST(cktest::contains(f32.err, "widening it to f32 is exact"), f32.err);
+    BOOST_TEST(!cktest::contains(f32.err, "adds the error of both"), f32.err);
+    BOOST_TEST(!fs::exists(dir / "g.gguf"));
     const auto r = cktest::run_ckhost({"--pipeline", "gguf:quantize[mix=q4km]:gguf", "-i", input,
                                        "-o", (dir / "f.gguf").string()});
     BOOST_TEST(r.exit_code == 2, r.err);

@@ -57,6 +57,25 @@ std::vector<std::string> option_names(const po::options_description& options) {
 // arguments are usage errors.
 namespace {
 
+// Boost's "too many positional options" in the user's words: which argument is one too many,
+// and when it looks like a pipeline (it has a ':'), that --pipeline was forgotten.
+std::string too_many_arguments(const std::vector<std::string>& args,
+                               const po::positional_options_description& positional) {
+    std::vector<std::string> plain;
+    for (const std::string& a : args)
+        if (!a.starts_with("-")) plain.push_back(a);
+    const unsigned takes = positional.max_total_count();
+    std::string extra = plain.size() > takes ? plain[takes] : std::string();
+    for (const std::string& a : plain)
+        if (a.find(':') != std::string::npos && a.find('/') == std::string::npos)
+            return "unexpected argument '" + a + "': a pipeline is given with --pipeline (e.g. " +
+                   "--pipeline " + a + ")";
+    if (takes == 0)
+        return "this command takes no arguments" + (extra.empty() ? "" : ", got '" + extra + "'");
+    return "too many arguments" + (extra.empty() ? "" : ": '" + extra + "' is one too many") +
+           " (this command takes " + std::to_string(takes) + ")";
+}
+
 po::variables_map parse(const std::vector<std::string>& args,
                         const po::options_description& options,
                         const po::positional_options_description& positional) {
@@ -70,6 +89,8 @@ po::variables_map parse(const std::vector<std::string>& args,
         throw ck::usage_error(
             std::string(e.what()) +
             ckhost::did_you_mean(given.substr(0, given.find('=')), option_names(options)));
+    } catch (const po::too_many_positional_options_error&) {
+        throw ck::usage_error(too_many_arguments(args, positional));
     } catch (const po::error& e) {
         throw ck::usage_error(e.what());
     }

@@ -40,7 +40,8 @@ int dispatch(int argc, char** argv) {
     };
     if (first == "help" || first == "--help" || first == "-h") {
         // `ckhost help convert`: that command's own help, as `ckhost convert --help`.
-        if (first == "help" && split.rest.size() > 1) {
+        if (first == "help" && split.rest.size() > 1 && split.rest[1] != "help" &&
+            !split.rest[1].starts_with("-")) {
             const std::string& topic = split.rest[1];
             const auto command = find(topic);
             if (command == table.end())
