@@ -1,6 +1,6 @@
 // `convert --update` and batch re-runs trust an output only when its recipe record
-// (OUTPUT.ckhost.json, host/src/pipeline/recipe.hpp) says the same pipeline made it from the same input
-// with the same ckhost and plugins, and it is unchanged since; any other output is converted
+// (OUTPUT.ckhost.json, host/src/pipeline/recipe.hpp) says the same pipeline made it from the same
+// input with the same ckhost and plugins, and it is unchanged since; any other output is converted
 // again, saying why. Modification times alone called a Q6_K file made by an old job "up to date"
 // after the job asked for Q2_K.
 #include <boost/test/unit_test.hpp>
@@ -171,6 +171,43 @@ BOOST_AUTO_TEST_CASE(a_failed_conversion_keeps_the_old_outputs_and_their_record)
     BOOST_TEST(contains(bad.err, "requantize=1"), bad.err);
     BOOST_TEST(cktest::files_equal(sample(), out));
     BOOST_TEST(cktest::read_file(dir / "m.gguf.ckhost.json") == record);
+    BOOST_TEST(update_json("gguf:gguf", out)["up_to_date"].get<bool>());
+}
+
+// A record edited by hand, truncated or of another shape is not trusted and never read past its
+// shape: the conversion runs again and writes a good one.
+BOOST_AUTO_TEST_CASE(a_damaged_record_is_not_trusted) {
+    cktest::TempDir dir;
+    const fs::path out = dir / "m.gguf";
+    const fs::path record = dir / "m.gguf.ckhost.json";
+    BOOST_TEST_REQUIRE(update("gguf:gguf", out).exit_code == 0);
+    const json good = read_json(record);
+    std::vector<std::string> damaged = {"", "{", "[]", "null", "{\"ckhost_recipe\": 1}"};
+    for (const char* field : {"recipe", "outputs"}) {
+        json d = good;
+        d[field] = 7;
+        damaged.push_back(d.dump());
+    }
+    for (const char* field : {"pipeline", "stages", "ckhost"}) {
+        json d = good;
+        d["recipe"].erase(field);
+        damaged.push_back(d.dump());
+        d["recipe"][field] = json::array({1, 2});
+        damaged.push_back(d.dump());
+    }
+    json d = good;
+    d["recipe"]["stages"][0] = "gguf";
+    damaged.push_back(d.dump());
+    for (const std::string& text : damaged) {
+        std::ofstream(record, std::ios::binary | std::ios::trunc) << text;
+        const cktest::RunResult r = update("gguf:gguf", out, {"--json"});
+        BOOST_TEST_REQUIRE(r.exit_code == 0, text << ": " << r.err);
+        const json report = json::parse(r.out);
+        BOOST_TEST(
+            contains(report["update_reason"].get<std::string>(), "is not one this ckhost reads"),
+            text << ": " << report.dump());
+        BOOST_TEST(read_json(record) != json(nullptr));
+    }
     BOOST_TEST(update_json("gguf:gguf", out)["up_to_date"].get<bool>());
 }
 

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -47,7 +48,31 @@ json output_identities(const std::vector<fs::path>& outputs) {
     return all;
 }
 
-// What differs between the recipe recorded and the one wanted, in the user's words.
+// Whether a record read back has the shape record_recipe() writes: anything else (an edited or
+// truncated file, another version's) is not trusted, and nothing below reads a field that is not
+// there or not of its type.
+bool well_formed(const json& record) {
+    if (!record.is_object() || record.value("ckhost_recipe", json()) != json(record_version))
+        return false;
+    const auto recipe = record.find("recipe");
+    const auto outputs = record.find("outputs");
+    if (recipe == record.end() || !recipe->is_object() || outputs == record.end() ||
+        !outputs->is_array())
+        return false;
+    const auto pipeline = recipe->find("pipeline");
+    const auto stages = recipe->find("stages");
+    const auto ckhost = recipe->find("ckhost");
+    if (pipeline == recipe->end() || !pipeline->is_string() || stages == recipe->end() ||
+        !stages->is_array() || ckhost == recipe->end() || !ckhost->is_object() ||
+        !ckhost->value("version", json()).is_string())
+        return false;
+    return std::all_of(stages->begin(), stages->end(), [](const json& s) {
+        return s.is_object() && s.value("name", json()).is_string() &&
+               s.value("options", json()).is_object();
+    });
+}
+
+// What differs between the recipe recorded (well formed) and the one wanted, in the user's words.
 std::string recipe_difference(const json& was, const json& now) {
     // The stages as the user wrote them: names and options, not the plugin builds.
     const auto written = [](const json& recipe) {
@@ -66,9 +91,12 @@ std::string recipe_difference(const json& was, const json& now) {
         return "ckhost changed since the outputs were made (version " +
                was["ckhost"].value("version", "?") + ", now " +
                now["ckhost"].value("version", "?") + ", or rebuilt)";
-    for (std::size_t i = 0; i < now["stages"].size(); ++i)
-        if (was["stages"][i] != now["stages"][i])
-            return "plugin '" + now["stages"][i].value("name", "") +
+    // Same names and options, so the same number of stages.
+    const json& was_stages = was["stages"];
+    const json& now_stages = now["stages"];
+    for (std::size_t i = 0; i < now_stages.size() && i < was_stages.size(); ++i)
+        if (was_stages[i] != now_stages[i])
+            return "plugin '" + now_stages[i].value("name", "") +
                    "' changed since the outputs were made";
     return "the recipe recorded differs from this one";
 }
@@ -121,8 +149,7 @@ Freshness check_recipe(const json& recipe, const std::vector<fs::path>& outputs)
         return {false, "no recipe is recorded beside the outputs (" + where.string() +
                            "; they were made without --update or by an older ckhost)"};
     const json record = json::parse(in, nullptr, false);
-    if (record.is_discarded() || !record.is_object() ||
-        record.value("ckhost_recipe", 0) != record_version)
+    if (record.is_discarded() || !well_formed(record))
         return {false, "the recipe record " + where.string() + " is not one this ckhost reads"};
     if (record.value("recipe", json()) != recipe)
         return {false, recipe_difference(record.value("recipe", json::object()), recipe)};
