@@ -67,8 +67,10 @@ ck::Options checked_options(const PluginEntry& plugin, const StageSpec& spec, st
                 allowed.push_back(choices.substr(start, bar - start));
                 start = bar + 1;
             }
+            // A named copy: Clang 14 cannot capture a structured binding in a lambda.
+            const std::string& given = value;
             const auto same = std::find_if(allowed.begin(), allowed.end(), [&](const auto& a) {
-                return boost::algorithm::iequals(a, value);
+                return boost::algorithm::iequals(a, given);
             });
             if (same != allowed.end()) {
                 canonical[key] = *same;
