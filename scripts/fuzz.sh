@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of tests/fuzz (Clang, -fsanitize=fuzzer,address,undefined) in
-# build-fuzz/ and runs each for SECONDS (default 60), two at a time, with allocations bounded:
-# an input claiming 2^40 elements must be refused, never allocated.
+# build-sanitize/ (the tree `scripts/test.sh --sanitize` builds too) and runs each for SECONDS
+# (default 60), two at a time, with allocations bounded: an input claiming 2^40 elements must
+# be refused, never allocated.
 #   scripts/fuzz.sh [SECONDS]             every target
 #   FUZZ_TARGETS="gguf bump" scripts/fuzz.sh 600
 #   FUZZ_PARALLEL=1 scripts/fuzz.sh       one target at a time
 # Per target it prints executions, coverage (cov: edges, ft: features) and the result; the
-# corpus grows in build-fuzz/fuzz/corpus/<target>/ across runs, logs are in
-# build-fuzz/fuzz/logs/, and an input that crashed, leaked or timed out is kept in
-# build-fuzz/fuzz/findings/<target>/ (move it to tests/fuzz/regressions/<target>/ with the fix).
+# corpus grows in build-sanitize/fuzz/corpus/<target>/ across runs, logs are in
+# build-sanitize/fuzz/logs/, and an input that crashed, leaked or timed out is kept in
+# build-sanitize/fuzz/findings/<target>/ (move it to tests/fuzz/regressions/<target>/ with the fix).
 # Exit status 1 when any target found anything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,12 +20,11 @@ all_targets=(gguf gguf_split bump gguflite gguflite_metadata safetensors sentenc
 read -r -a targets <<< "${FUZZ_TARGETS:-${all_targets[*]}}"
 parallel=${FUZZ_PARALLEL:-2}
 
-bash scripts/install-deps.sh --fuzz
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCKHOST_FUZZ=ON > /dev/null
-cmake --build build-fuzz
+source scripts/lib/sanitizer-tree.sh
+configure_sanitizer_tree > /dev/null
+cmake --build "$sanitizer_dir" --target fuzzers
 
-work=build-fuzz/fuzz
+work=$sanitizer_dir/fuzz
 mkdir -p "$work/logs"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
@@ -35,7 +35,7 @@ run_one() {
   # -rss_limit_mb / -malloc_limit_mb: the bounded-allocation rule; -timeout: one input may take
   # 10 s at most. The seeds directory is read, new inputs go to the corpus directory.
   local status=0
-  nice "build-fuzz/bin/fuzz_$t" -max_total_time="$seconds" -rss_limit_mb=2048 \
+  nice "$sanitizer_dir/bin/fuzz_$t" -max_total_time="$seconds" -rss_limit_mb=2048 \
     -malloc_limit_mb=1024 -timeout=10 -print_final_stats=1 -dict="tests/fuzz/dict/$t.dict" \
     -artifact_prefix="$work/findings/$t/" "$work/corpus/$t" "$work/seeds/$t" \
     > "$work/logs/$t.log" 2>&1 < /dev/null || status=$?
@@ -44,7 +44,7 @@ run_one() {
 
 echo "fuzzing ${#targets[@]} targets for ${seconds} s each, ${parallel} at a time"
 for t in "${targets[@]}"; do
-  [ -x "build-fuzz/bin/fuzz_$t" ] || { echo "no target fuzz_$t" >&2; exit 2; }
+  [ -x "$sanitizer_dir/bin/fuzz_$t" ] || { echo "no target fuzz_$t" >&2; exit 2; }
   rm -f "$work/logs/$t.status"
   while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
   run_one "$t" &

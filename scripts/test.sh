@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
 # Second command of the README: the whole test suite (warnings are errors).
 #   scripts/test.sh             Release build in build/, then ctest
-#   scripts/test.sh --sanitize  the same under AddressSanitizer + UBSan, in build-asan/
+#   scripts/test.sh --sanitize  the same under AddressSanitizer + UBSan, in build-sanitize/
+#                               (Clang; the tree scripts/fuzz.sh also uses, fuzz targets and all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/install-deps.sh
-
 dir=build
-flags=(-DCMAKE_BUILD_TYPE=Release -DCKHOST_WERROR=ON)
 if [ "${1:-}" = "--sanitize" ]; then
-  dir=build-asan
-  flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCKHOST_WERROR=ON -DCKHOST_SANITIZE=ON -DCKHOST_BUILD_BENCH=OFF)
+  source scripts/lib/sanitizer-tree.sh
+  dir=$sanitizer_dir
+  configure_sanitizer_tree
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+else
+  bash scripts/install-deps.sh
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCKHOST_WERROR=ON
 fi
 
-cmake -S . -B "$dir" -G Ninja "${flags[@]}"
 cmake --build "$dir"
 ctest --test-dir "$dir" --output-on-failure -j2

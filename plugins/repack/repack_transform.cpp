@@ -44,7 +44,6 @@ std::string sources_of(const kernels::RepackTable& table, RepackTarget target) {
 RepackTransform::RepackTransform(const Options& options, Context& context)
     : target_(options.get("to", "int8") == "nf4" ? RepackTarget::nf4 : RepackTarget::int8),
       filter_(options),
-      context_(context),
       kernels_(kernels::plugin_repack_table()),
       report_(context, target_ == RepackTarget::int8 ? "int8" : "nf4",
               std::string(isa_name(kernels_.isa))) {}

@@ -53,7 +53,6 @@ class RepackTransform final : public Transform {
 
     kernels::RepackTarget target_;
     TensorFilter filter_;
-    Context& context_;
     const kernels::RepackTable& kernels_;
     std::string source_file_;
     std::vector<Output> outputs_;

@@ -4,6 +4,9 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#if !defined(__FLT16_MAX__)
+#include <immintrin.h>
+#endif
 
 namespace fs = std::filesystem;
 
@@ -22,9 +25,19 @@ void put(std::vector<unsigned char>& out, T v) {
     append(out, &v, sizeof v);
 }
 
+// F16 rounding independent of the plugin: the compiler's _Float16 where it has one (GCC 12),
+// else the CPU's own conversion instructions (Clang 14 on x86-64, the sanitizer tree, has no
+// _Float16 without AVX512-FP16; F16C rounds to nearest even, as the conversion does).
+#if defined(__FLT16_MAX__)
 std::uint16_t f16_bits(float x) {
     return std::bit_cast<std::uint16_t>(static_cast<_Float16>(x));
 }
+#else
+__attribute__((target("f16c"))) std::uint16_t f16_bits(float x) {
+    const __m128i half = _mm_cvtps_ph(_mm_set_ss(x), _MM_FROUND_TO_NEAREST_INT);
+    return static_cast<std::uint16_t>(_mm_extract_epi16(half, 0));
+}
+#endif
 
 float absmax(const float* w, std::uint64_t n) {
     float m = 0;
@@ -40,9 +53,15 @@ int quantize(float w, float s, int lo, int hi) {
 
 }  // namespace
 
+#if defined(__FLT16_MAX__)
 float f16_to_float(std::uint16_t bits) {
     return static_cast<float>(std::bit_cast<_Float16>(bits));
 }
+#else
+__attribute__((target("f16c"))) float f16_to_float(std::uint16_t bits) {
+    return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(bits)));
+}
+#endif
 
 void FileBuilder::add_f32(const std::string& name, std::vector<std::uint32_t> dims) {
     std::uint64_t n = 1;

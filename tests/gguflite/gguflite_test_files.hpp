@@ -48,7 +48,8 @@ struct FileBuilder {
 };
 
 // The spec's formulas, written independently of the plugin: f16 rounding by the compiler's
-// _Float16, std::nearbyint for round-half-even. Stored bytes of a rows x cols tensor.
+// _Float16 (or the CPU's F16C instructions), std::nearbyint for round-half-even. Stored bytes of a
+// rows x cols tensor.
 std::vector<unsigned char> reference_q8(const std::vector<float>& w, std::uint64_t rows,
                                         std::uint64_t cols);
 std::vector<unsigned char> reference_q4(const std::vector<float>& w, std::uint64_t rows,

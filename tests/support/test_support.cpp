@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -185,10 +186,16 @@ pid_t pid_of_temporary(const fs::path& temp) {
     return static_cast<pid_t>(std::stol(name.substr(digits, end - digits)));
 }
 
+// One read of the whole file, not a byte at a time through an iterator: golden files run to
+// hundreds of MB, and the sanitizer tree builds test code unoptimized.
 std::vector<unsigned char> read_file(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw std::runtime_error("cannot read " + path.string());
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    std::vector<unsigned char> bytes(fs::file_size(path));
+    in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    if (in.gcount() != static_cast<std::streamsize>(bytes.size()))
+        throw std::runtime_error("short read of " + path.string());
+    return bytes;
 }
 
 void write_file(const fs::path& path, const std::vector<unsigned char>& bytes) {
@@ -197,8 +204,21 @@ void write_file(const fs::path& path, const std::vector<unsigned char>& bytes) {
               static_cast<std::streamsize>(bytes.size()));
 }
 
+// Piece by piece: two multi-GB outputs need not fit in memory at once.
 bool files_equal(const fs::path& a, const fs::path& b) {
-    return read_file(a) == read_file(b);
+    if (fs::file_size(a) != fs::file_size(b)) return false;
+    std::ifstream in_a(a, std::ios::binary), in_b(b, std::ios::binary);
+    if (!in_a || !in_b) throw std::runtime_error("cannot read " + a.string() + " or " + b.string());
+    constexpr std::size_t piece = 1 << 20;
+    std::vector<char> buf_a(piece), buf_b(piece);
+    while (in_a && in_b) {
+        in_a.read(buf_a.data(), piece);
+        in_b.read(buf_b.data(), piece);
+        const auto got = in_a.gcount();
+        if (got != in_b.gcount() || !std::equal(buf_a.begin(), buf_a.begin() + got, buf_b.begin()))
+            return false;
+    }
+    return true;
 }
 
 bool contains(const std::string& haystack, const std::string& needle) {

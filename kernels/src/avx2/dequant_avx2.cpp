@@ -37,11 +37,18 @@ inline void emit16(float* out, __m128i q, float d) {
     store8<S>(out + 8, _mm256_mul_ps(widen8(_mm_srli_si128(q, 8)), vd));
 }
 
+// product + m keeping the product's NaN when both are NaN, as ggml's scalar code computes it:
+// a compiler may swap the operands of an add intrinsic (Clang does), so the NaN is put back.
+inline __m256 add_offset(__m256 product, __m256 m) {
+    const __m256 nan = _mm256_cmp_ps(product, product, _CMP_UNORD_Q);
+    return _mm256_blendv_ps(_mm256_add_ps(product, m), product, nan);
+}
+
 template <bool S>
 inline void emit16_affine(float* out, __m128i q, float d, float m) {
     const __m256 vd = _mm256_set1_ps(d), vm = _mm256_set1_ps(m);
-    store8<S>(out, _mm256_add_ps(_mm256_mul_ps(widen8(q), vd), vm));
-    store8<S>(out + 8, _mm256_add_ps(_mm256_mul_ps(widen8(_mm_srli_si128(q, 8)), vd), vm));
+    store8<S>(out, add_offset(_mm256_mul_ps(widen8(q), vd), vm));
+    store8<S>(out + 8, add_offset(_mm256_mul_ps(widen8(_mm_srli_si128(q, 8)), vd), vm));
 }
 
 template <bool S>

@@ -34,9 +34,13 @@ inline void emit16(float* out, __m128i q, float d) {
     store16<S>(out, _mm512_mul_ps(widen16(q), _mm512_set1_ps(d)));
 }
 
+// product + m keeping the product's NaN when both are NaN, as ggml's scalar code computes it:
+// a compiler may swap the operands of an add intrinsic (Clang does), so the NaN is put back.
 template <bool S>
 inline void emit16_affine(float* out, __m128i q, float d, float m) {
-    store16<S>(out, _mm512_add_ps(_mm512_mul_ps(widen16(q), _mm512_set1_ps(d)), _mm512_set1_ps(m)));
+    const __m512 product = _mm512_mul_ps(widen16(q), _mm512_set1_ps(d));
+    const __mmask16 nan = _mm512_cmp_ps_mask(product, product, _CMP_UNORD_Q);
+    store16<S>(out, _mm512_mask_mov_ps(_mm512_add_ps(product, _mm512_set1_ps(m)), nan, product));
 }
 
 template <bool S>

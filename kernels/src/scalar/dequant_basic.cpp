@@ -18,6 +18,14 @@
 namespace ck::kernels::scalar {
 namespace {
 
+// product + m, as x86's addss computes it: when both are NaN, the first operand's NaN. C++ lets
+// a compiler swap the operands of + (Clang does), which changes which NaN comes out; ggml's
+// code and our SIMD variants add in this order. `product` comes out of a multiply, so a NaN
+// there is already quiet.
+float add_offset(float product, float m) {
+    return std::isnan(product) ? product : product + m;
+}
+
 // ggml-common.h kvalues_mxfp4: E2M1 values doubled (the scale helpers carry the 1/2).
 constexpr std::int8_t kMxfp4[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
@@ -87,8 +95,8 @@ void dequant_q4_1(const std::byte* __restrict blocks, float* __restrict out, std
         const float m = load_half(b + 2);
         const u8* qs = b + 4;
         for (int j = 0; j < 16; ++j) {
-            out[j] = static_cast<float>(qs[j] & 0x0F) * d + m;
-            out[j + 16] = static_cast<float>(qs[j] >> 4) * d + m;
+            out[j] = add_offset(static_cast<float>(qs[j] & 0x0F) * d, m);
+            out[j + 16] = add_offset(static_cast<float>(qs[j] >> 4) * d, m);
         }
     }
 }
@@ -120,8 +128,8 @@ void dequant_q5_1(const std::byte* __restrict blocks, float* __restrict out, std
         for (int j = 0; j < 16; ++j) {
             const int h0 = static_cast<int>((qh >> j) & 1) << 4;
             const int h1 = static_cast<int>((qh >> (j + 16)) & 1) << 4;
-            out[j] = static_cast<float>((qs[j] & 0x0F) | h0) * d + m;
-            out[j + 16] = static_cast<float>((qs[j] >> 4) | h1) * d + m;
+            out[j] = add_offset(static_cast<float>((qs[j] & 0x0F) | h0) * d, m);
+            out[j + 16] = add_offset(static_cast<float>((qs[j] >> 4) | h1) * d, m);
         }
     }
 }
