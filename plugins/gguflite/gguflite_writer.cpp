@@ -21,8 +21,6 @@ namespace ckplugin::gguflite {
 using namespace ck;
 namespace {
 
-// Values converted per step: small enough to stay in cache, large enough to amortise calls.
-constexpr std::uint64_t chunk_elements = 1u << 16;
 // Pool items per step: a step (16 items, 4 MiB of f32 values) is converted in parallel and
 // written out in order while the next step is converted (two buffers, see in_steps).
 constexpr std::uint64_t items_per_step = 16;

@@ -22,8 +22,6 @@ namespace ckplugin::gguflite {
 using namespace ck;
 namespace {
 
-constexpr std::uint64_t chunk_elements = 1u << 16;
-
 // Compares a chunk: `source` (the writer's input), `fake` (its fake quantization) and
 // `reload` (what the file decodes to). Branch-free loops: this runs over every value.
 void compare(const float* source, const float* fake, const float* reload, std::uint64_t n,

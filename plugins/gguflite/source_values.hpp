@@ -17,6 +17,10 @@
 namespace ckplugin::gguflite {
 using namespace ck;
 
+// Values converted (or compared) per step, by the writer and its round-trip check alike: small
+// enough to stay in cache, large enough to amortise the calls.
+inline constexpr std::uint64_t chunk_elements = 1u << 16;
+
 class SourceValues {
   public:
     // Converts one element at `p` to float, counting it in `inexact` when float cannot hold it.

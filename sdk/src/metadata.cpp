@@ -42,7 +42,7 @@ bool is_signed(ValueType t) {
 
 // Shows a string with control bytes and invalid UTF-8 escaped, so display never breaks a line
 // or a terminal.
-std::string quoted(std::string_view s) {
+std::string display_quoted(std::string_view s) {
     std::string out = "\"";
     for (std::size_t i = 0; i < s.size(); ++i) {
         auto c = static_cast<unsigned char>(s[i]);
@@ -264,7 +264,7 @@ std::optional<float> Value::as_f32() const noexcept {
 }
 
 std::string Value::to_display(std::size_t max_items) const {
-    if (type_ == ValueType::string) return quoted(string_);
+    if (type_ == ValueType::string) return display_quoted(string_);
     if (type_ != ValueType::array) return scalar_text(type_, raw_);
     const ArrayValue& a = array_;
     std::string out = "[" + std::string(value_type_name(a.element_type())) + " x " +
@@ -276,7 +276,7 @@ std::string Value::to_display(std::size_t max_items) const {
         a.for_each_string([&](std::string_view s) {
             if (shown == max_items) return false;
             if (shown++) out += ", ";
-            out += quoted(s);
+            out += display_quoted(s);
             return true;
         });
     } else {

@@ -14,6 +14,9 @@
 #include "ck/ggml_types.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_bump_differences {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 using cktest::ModelBuilder;
@@ -234,3 +237,4 @@ BOOST_AUTO_TEST_CASE(difference_6_context_option_overrides) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_bump_differences

@@ -6,6 +6,9 @@
 #include "bump_test_models.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_bump_golden {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 
@@ -121,3 +124,4 @@ BOOST_AUTO_TEST_CASE(tiny_llama_q4_k_m_matches_reference_hash,
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_bump_golden

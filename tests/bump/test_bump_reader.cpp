@@ -9,6 +9,9 @@
 #include "inspect_output.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_bump_reader {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 
@@ -174,3 +177,4 @@ BOOST_AUTO_TEST_CASE(a_huge_head_count_is_refused_at_once) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_bump_reader

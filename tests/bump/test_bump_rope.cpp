@@ -11,6 +11,9 @@
 
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_bump_rope {
+
 namespace fs = std::filesystem;
 namespace utf = boost::unit_test;
 using cktest::contains;
@@ -73,3 +76,4 @@ BOOST_AUTO_TEST_CASE(llama31_rope_freqs_is_refused_naming_the_tensor,
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_bump_rope

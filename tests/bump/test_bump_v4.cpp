@@ -14,6 +14,9 @@
 #include "inspect_output.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_bump_v4 {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 using cktest::ModelBuilder;
@@ -372,3 +375,4 @@ BOOST_AUTO_TEST_CASE(missing_manifest_is_a_warning) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_bump_v4

@@ -9,6 +9,9 @@
 #include "ck/ggml_types.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_bump_validation {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 using cktest::ModelBuilder;
@@ -211,3 +214,4 @@ BOOST_AUTO_TEST_CASE(bad_writer_options_are_usage_errors) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_bump_validation

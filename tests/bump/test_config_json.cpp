@@ -9,6 +9,9 @@
 #include "config_json.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_config_json {
+
 using ckplugin::bump::python_float_repr;
 
 BOOST_AUTO_TEST_SUITE(config_json)
@@ -66,3 +69,4 @@ BOOST_AUTO_TEST_CASE(render_matches_the_reference_file) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_config_json

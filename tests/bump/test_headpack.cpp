@@ -13,6 +13,9 @@
 #include "inspect_output.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_headpack {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 using cktest::ModelBuilder;
@@ -175,3 +178,4 @@ BOOST_AUTO_TEST_CASE(align_must_be_a_positive_multiple_of_4) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_headpack

@@ -17,6 +17,9 @@
 
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_batch {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 using nlohmann::json;
@@ -368,3 +371,4 @@ BOOST_AUTO_TEST_CASE(the_folder_script_converts_every_model_of_a_folder) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_batch

@@ -17,6 +17,9 @@
 #include "ck/error.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_batch_shard {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 using nlohmann::json;
@@ -317,3 +320,4 @@ BOOST_AUTO_TEST_CASE(batch_report_refuses_reports_of_another_list) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_batch_shard

@@ -7,6 +7,9 @@
 
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_ckhost_keys {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 
@@ -96,3 +99,4 @@ BOOST_AUTO_TEST_CASE(keys_read_from_the_input_are_refused_too) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_ckhost_keys

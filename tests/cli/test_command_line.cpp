@@ -14,6 +14,9 @@
 #include "ck/support/shell_quote.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_command_line {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 using nlohmann::json;
@@ -421,3 +424,4 @@ BOOST_AUTO_TEST_CASE(argument_mistakes_are_said_in_our_words) {
     BOOST_TEST(contains(r.out, "usage: ckhost --pipeline"), r.out);
     BOOST_TEST(!contains(r.err, "did you mean"), r.err);
 }
+}  // namespace unity_test_command_line

@@ -13,6 +13,9 @@
 #include "io/checksum.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_conversion_safety {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 
@@ -244,3 +247,4 @@ BOOST_AUTO_TEST_CASE(plugin_reports_are_valid_json) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_conversion_safety

@@ -8,6 +8,9 @@
 
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_dequant_vectors {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 
@@ -98,3 +101,4 @@ BOOST_AUTO_TEST_CASE(norms_stay_f32_in_tiny_llama,
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_dequant_vectors

@@ -17,6 +17,9 @@
 
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_durability {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 
@@ -86,8 +89,8 @@ BOOST_AUTO_TEST_CASE(outputs_are_synced_before_their_rename_and_directories_afte
     FaultInjection faults;
     cktest::TempDir dir;
     const fs::path out = dir / "out";
-    auto r = cktest::run_ckhost(
-        {"-q", "--pipeline", "gguf:headpack:bump", "-i", sample_model().string(), "-o", out.string() + "/"});
+    auto r = cktest::run_ckhost({"-q", "--pipeline", "gguf:headpack:bump", "-i",
+                                 sample_model().string(), "-o", out.string() + "/"});
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
     const auto calls = faults.calls();
     std::size_t last_rename = 0, renames = 0;
@@ -113,9 +116,13 @@ BOOST_AUTO_TEST_CASE(outputs_are_synced_before_their_rename_and_directories_afte
     for (bool by_option : {true, false}) {
         cktest::TempDir other;
         std::optional<cktest::ScopedEnv> env;
-        std::vector<std::string> args = {
-            "-q",           "--pipeline", "gguf:headpack:bump",     "-i",
-            sample_model().string(), "-o",         (other / "out/").string()};
+        std::vector<std::string> args = {"-q",
+                                         "--pipeline",
+                                         "gguf:headpack:bump",
+                                         "-i",
+                                         sample_model().string(),
+                                         "-o",
+                                         (other / "out/").string()};
         if (by_option)
             args.push_back("--no-sync");
         else
@@ -145,9 +152,10 @@ BOOST_AUTO_TEST_CASE(write_back_starts_before_the_fsync) {
     cktest::TempDir dir;
     const fs::path target = dir / "f32.gguf";  // 8.4 MB: past one 8 MiB window
     for (bool sync : {true, false}) {
-        std::vector<std::string> args = {
-            "--pipeline", "gguf:dequant[to=f32]:gguf", "-i", sample_model().string(), "-o", target.string(),
-            "--force"};
+        std::vector<std::string> args = {"--pipeline", "gguf:dequant[to=f32]:gguf",
+                                         "-i",         sample_model().string(),
+                                         "-o",         target.string(),
+                                         "--force"};
         if (!sync) args.push_back("--no-sync");
         auto r = cktest::run_ckhost(args);
         BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
@@ -180,22 +188,22 @@ BOOST_AUTO_TEST_CASE(a_failing_fsync_is_an_error_that_leaves_nothing) {
         cktest::TempDir dir;
         const fs::path target = dir / "o.gguf";
         cktest::write_file(target, {'o', 'l', 'd'});
-        auto r = cktest::run_ckhost(
-            {"--pipeline", "gguf:gguf", "-i", sample_model().string(), "-o", target.string(), "--force"});
+        auto r = cktest::run_ckhost({"--pipeline", "gguf:gguf", "-i", sample_model().string(), "-o",
+                                     target.string(), "--force"});
         BOOST_TEST(r.exit_code == 1, r.err);
         BOOST_TEST(contains(r.err, "ckhost: error: " + target.string() + ": fsync failed: " + text),
                    r.err);
         BOOST_TEST(cktest::read_file(target).size() == 3u);
         BOOST_TEST(dir.entries().size() == 1u);
         // The main job's two files and the directory it made: all gone.
-        r = cktest::run_ckhost({"-q", "--pipeline", "gguf:headpack:bump", "-i", sample_model().string(),
-                                "-o", (dir / "new" / "out/").string()});
+        r = cktest::run_ckhost({"-q", "--pipeline", "gguf:headpack:bump", "-i",
+                                sample_model().string(), "-o", (dir / "new" / "out/").string()});
         BOOST_TEST(r.exit_code == 1, r.err);
         BOOST_TEST(contains(r.err, ": fsync failed: " + std::string(text)), r.err);
         BOOST_TEST(dir.entries().size() == 1u);
         // --no-sync never calls fsync, so the same fault cannot stop it.
-        r = cktest::run_ckhost({"--no-sync", "--pipeline", "gguf:gguf", "-i", sample_model().string(), "-o",
-                                target.string(), "--force"});
+        r = cktest::run_ckhost({"--no-sync", "--pipeline", "gguf:gguf", "-i",
+                                sample_model().string(), "-o", target.string(), "--force"});
         BOOST_TEST(r.exit_code == 0, r.err);
         BOOST_TEST(cktest::files_equal(sample_model().string(), target));
     }
@@ -211,8 +219,8 @@ BOOST_AUTO_TEST_CASE(a_failing_directory_fsync_is_reported) {
     cktest::ScopedEnv match("CKFAULT_FSYNC_MATCH", out.string());
     cktest::ScopedEnv dirs("CKFAULT_FSYNC_DIRS", "1");
     cktest::ScopedEnv code("CKFAULT_FSYNC_ERRNO", std::to_string(EIO));
-    auto r = cktest::run_ckhost(
-        {"--pipeline", "gguf:gguf", "-i", sample_model().string(), "-o", (out / "o.gguf").string()});
+    auto r = cktest::run_ckhost({"--pipeline", "gguf:gguf", "-i", sample_model().string(), "-o",
+                                 (out / "o.gguf").string()});
     BOOST_TEST(r.exit_code == 1, r.err);
     BOOST_TEST(
         contains(r.err, out.string() + ": fsync of the directory failed (the outputs are in place "
@@ -237,8 +245,8 @@ BOOST_AUTO_TEST_CASE(a_killed_runs_temporary_file_is_removed_by_the_next_run) {
     BOOST_TEST(!fs::exists(target));
     BOOST_TEST_REQUIRE(fs::exists(temp));
 
-    auto r = cktest::run_ckhost(
-        {"--json", "--pipeline", "gguf:gguf", "-i", sample_model().string(), "-o", target.string()});
+    auto r = cktest::run_ckhost({"--json", "--pipeline", "gguf:gguf", "-i", sample_model().string(),
+                                 "-o", target.string()});
     BOOST_TEST(r.exit_code == 0, r.err);
     BOOST_TEST(contains(r.err, "ckhost: removed stale temporary file " + temp.string() +
                                    " left by ckhost process " + std::to_string(pid) + "\n"),
@@ -262,8 +270,8 @@ BOOST_AUTO_TEST_CASE(a_running_conversions_file_is_left_alone) {
          "gguf:testkit[sleep_ms=60]:gguf", "-i", sample_model().string(), "-o", target.string()},
         "/dev/null", "/dev/null", first_err.string());
     const fs::path temp = cktest::wait_for_temporary(dir.path(), "o.gguf");
-    auto r = cktest::run_ckhost(
-        {"--pipeline", "gguf:gguf", "-i", sample_model().string(), "-o", target.string(), "--force"});
+    auto r = cktest::run_ckhost({"--pipeline", "gguf:gguf", "-i", sample_model().string(), "-o",
+                                 target.string(), "--force"});
     BOOST_TEST(r.exit_code == 0, r.err);
     BOOST_TEST(!contains(r.err, "removed"), r.err);
     BOOST_TEST(fs::exists(temp));
@@ -293,3 +301,4 @@ BOOST_AUTO_TEST_CASE(batch_passes_no_sync_to_its_jobs) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_durability

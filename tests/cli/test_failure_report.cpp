@@ -9,6 +9,9 @@
 #include "registry/plugin_registry.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_failure_report {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 
@@ -100,3 +103,4 @@ BOOST_AUTO_TEST_CASE(the_error_carries_the_warnings_and_the_suggestion_as_fields
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_failure_report

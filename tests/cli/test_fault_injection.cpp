@@ -26,6 +26,9 @@
 
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_fault_injection {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 
@@ -276,3 +279,4 @@ BOOST_AUTO_TEST_CASE(a_batch_job_killed_with_sigkill) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_fault_injection

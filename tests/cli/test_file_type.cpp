@@ -11,6 +11,9 @@
 
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_file_type {
+
 namespace fs = std::filesystem;
 namespace utf = boost::unit_test;
 using cktest::contains;
@@ -304,3 +307,4 @@ BOOST_AUTO_TEST_CASE(a_third_party_transform_changing_types) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_file_type

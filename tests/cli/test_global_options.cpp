@@ -9,6 +9,9 @@
 
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_global_options {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 using nlohmann::json;
@@ -216,3 +219,4 @@ BOOST_AUTO_TEST_CASE(help_and_version_still_work) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_global_options

@@ -6,6 +6,9 @@
 #include "inspect_output.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_inspect {
+
 using cktest::contains;
 
 namespace {
@@ -81,3 +84,4 @@ BOOST_AUTO_TEST_CASE(verify) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_inspect

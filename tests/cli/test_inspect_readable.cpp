@@ -18,6 +18,9 @@
 
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_inspect_readable {
+
 namespace fs = std::filesystem;
 namespace utf = boost::unit_test;
 using cktest::contains;
@@ -352,3 +355,4 @@ BOOST_AUTO_TEST_CASE(a_file_of_no_known_format_is_called_that) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_inspect_readable

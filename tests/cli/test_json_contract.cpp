@@ -11,6 +11,9 @@
 
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_json_contract {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 using nlohmann::json;
@@ -181,3 +184,4 @@ BOOST_AUTO_TEST_CASE(batch_reports_carry_the_contract) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_json_contract

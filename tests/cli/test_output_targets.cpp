@@ -13,6 +13,9 @@
 
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_output_targets {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 
@@ -141,3 +144,4 @@ BOOST_AUTO_TEST_CASE(a_directory_is_never_replaced) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_output_targets

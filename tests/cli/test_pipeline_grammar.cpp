@@ -6,6 +6,9 @@
 #include "pipeline/pipeline_spec.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_pipeline_grammar {
+
 using cktest::contains;
 
 namespace {
@@ -155,3 +158,4 @@ BOOST_AUTO_TEST_CASE(positional_form_equals_flag_form) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_pipeline_grammar

@@ -10,6 +10,9 @@
 
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_planned_outputs {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 
@@ -53,8 +56,8 @@ BOOST_AUTO_TEST_CASE(a_new_path_without_extension_is_a_directory_for_bump) {
     BOOST_TEST(fs::is_directory(target));
     BOOST_TEST(fs::is_regular_file(target / "weights.bump"));
     BOOST_TEST(fs::is_regular_file(target / "config.json"));
-    BOOST_TEST(sorted_entries(out) == (std::vector<std::string>{"newdir", "newdir/config.json",
-                                                               "newdir/weights.bump"}));
+    BOOST_TEST(sorted_entries(out) ==
+               (std::vector<std::string>{"newdir", "newdir/config.json", "newdir/weights.bump"}));
     BOOST_TEST(contains(r.err, "-o " + target.string() + " does not exist"), r.err);
     BOOST_TEST(contains(r.err, "taken as a new directory"), r.err);
 
@@ -152,3 +155,4 @@ BOOST_AUTO_TEST_CASE(bump_states_and_bounds_the_position_embeddings) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_planned_outputs

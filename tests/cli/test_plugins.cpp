@@ -11,6 +11,9 @@
 #include "ck/plugin.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_plugins {
+
 using cktest::contains;
 
 namespace {
@@ -250,3 +253,4 @@ BOOST_AUTO_TEST_CASE(the_first_of_two_plugins_with_one_name_wins) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_plugins

@@ -12,6 +12,9 @@
 #include "pipeline/pipeline_spec.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_selection {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 
@@ -174,3 +177,4 @@ BOOST_AUTO_TEST_CASE(brackets_and_braces_select_the_tensors_they_name) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_selection

@@ -17,8 +17,10 @@
 
 #include <nlohmann/json.hpp>
 
-
 #include "test_support.hpp"
+
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_standard_streams {
 
 namespace fs = std::filesystem;
 using cktest::contains;
@@ -52,8 +54,8 @@ BOOST_AUTO_TEST_CASE(o_dash_streams_what_a_file_would_hold) {
     for (const std::string pipeline :
          {"gguf:gguf", "gguf:gguf[endian=big]", "gguf:dequant:safetensors"}) {
         const fs::path file = dir / "o.out";
-        auto r = cktest::run_ckhost(
-            {"--pipeline", pipeline, "-i", sample_model().string(), "-o", file.string(), "--force"});
+        auto r = cktest::run_ckhost({"--pipeline", pipeline, "-i", sample_model().string(), "-o",
+                                     file.string(), "--force"});
         BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
         // -q: a conversion that changes the tensors notes general.file_type on stderr.
         r = cktest::run_ckhost(
@@ -80,17 +82,19 @@ BOOST_AUTO_TEST_CASE(o_dash_is_refused_for_writers_that_patch_or_split) {
           Case{"gguf:dequant:gguflite", "the writer 'gguflite' cannot write to standard output"},
           Case{"gguf:gguf[split_max_tensors=5]",
                "-o -: the writer 'gguf[split_max_tensors=5]' would write 5 files"}}) {
-        auto r = cktest::run_ckhost({"--pipeline", c.pipeline, "-i", sample_model().string(), "-o", "-"});
+        auto r = cktest::run_ckhost(
+            {"--pipeline", c.pipeline, "-i", sample_model().string(), "-o", "-"});
         BOOST_TEST(r.exit_code == 2, c.pipeline << ": " << r.err);
         BOOST_TEST(contains(r.err, c.message), r.err);
         BOOST_TEST(r.out.empty());
         BOOST_TEST(!fs::exists(dash));
     }
-    auto r =
-        cktest::run_ckhost({"--pipeline", "gguf:headpack:bump", "-i", sample_model().string(), "-o", "-"});
+    auto r = cktest::run_ckhost(
+        {"--pipeline", "gguf:headpack:bump", "-i", sample_model().string(), "-o", "-"});
     BOOST_TEST(contains(r.err, "writers that can: gguf, safetensors"), r.err);
     // --json would share standard output with the model; --update has no file to compare.
-    r = cktest::run_ckhost({"--json", "--pipeline", "gguf:gguf", "-i", sample_model().string(), "-o", "-"});
+    r = cktest::run_ckhost(
+        {"--json", "--pipeline", "gguf:gguf", "-i", sample_model().string(), "-o", "-"});
     BOOST_TEST(r.exit_code == 2, r.err);
     BOOST_TEST(contains(r.err, "-o - with --json"), r.err);
     // Refused before anything was read: standard output holds only the error document.
@@ -121,10 +125,10 @@ BOOST_AUTO_TEST_CASE(a_failure_after_streaming_began_says_the_stream_is_incomple
     cktest::TempDir dir;
     // Dequantized to f32 the model is 8 MB: by tensor 15 more than the 4 MiB buffer has gone.
     auto r = cktest::run_program(
-        "bash",
-        {"-c", R"("$0" --plugin-dir "$2" --pipeline "$3" -i "$1" -o - > "$4")",
-         cktest::ckhost_binary().string(), sample_model().string(), cktest::test_plugin_dir().string(),
-         "gguf:dequant[to=f32]:testkit[fail_at=15]:gguf", (dir / "got").string()});
+        "bash", {"-c", R"("$0" --plugin-dir "$2" --pipeline "$3" -i "$1" -o - > "$4")",
+                 cktest::ckhost_binary().string(), sample_model().string(),
+                 cktest::test_plugin_dir().string(),
+                 "gguf:dequant[to=f32]:testkit[fail_at=15]:gguf", (dir / "got").string()});
     BOOST_TEST(r.exit_code == 1, r.err);
     BOOST_TEST(contains(r.err,
                         "testkit threw a std::runtime_error on purpose; what standard "
@@ -133,7 +137,8 @@ BOOST_AUTO_TEST_CASE(a_failure_after_streaming_began_says_the_stream_is_incomple
     BOOST_TEST(fs::file_size(dir / "got") > 0u);
     // Failing before anything was sent says nothing of the kind.
     r = cktest::run_ckhost({"--plugin-dir", cktest::test_plugin_dir().string(), "--pipeline",
-                            "gguf:testkit[fail_at=0]:gguf", "-i", sample_model().string(), "-o", "-"});
+                            "gguf:testkit[fail_at=0]:gguf", "-i", sample_model().string(), "-o",
+                            "-"});
     BOOST_TEST(r.exit_code == 1, r.err);
     BOOST_TEST(!contains(r.err, "standard output"), r.err);
     BOOST_TEST(r.out.empty());
@@ -155,8 +160,8 @@ BOOST_AUTO_TEST_CASE(i_dash_reads_a_pipe_and_leaves_nothing) {
     r = bash(R"(cat "$1" | TMPDIR="$2" "$0" -q --pipeline gguf:headpack:bump -i - -o "$3")",
              {tmp.path().string(), (out / "piped/").string()});
     BOOST_TEST(r.exit_code == 0, r.err);
-    r = cktest::run_ckhost({"-q", "--pipeline", "gguf:headpack:bump", "-i", sample_model().string(), "-o",
-                            (out / "direct/").string()});
+    r = cktest::run_ckhost({"-q", "--pipeline", "gguf:headpack:bump", "-i", sample_model().string(),
+                            "-o", (out / "direct/").string()});
     BOOST_TEST(r.exit_code == 0, r.err);
     BOOST_TEST(
         cktest::files_equal(out / "piped" / "weights.bump", out / "direct" / "weights.bump"));
@@ -263,8 +268,8 @@ BOOST_AUTO_TEST_CASE(batch_inspect_and_verify_refuse_dash) {
     auto r = cktest::run_ckhost({"batch", (dir / "jobs.txt").string()});
     BOOST_TEST(r.exit_code == 2, r.err);
     BOOST_TEST(contains(r.err, "jobs.txt:1: a batch job cannot read standard input"), r.err);
-    std::ofstream(dir / "jobs.json")
-        << R"([{"pipeline": "gguf:gguf", "input": ")" << sample_model().string() << R"(", "output": "-"}])";
+    std::ofstream(dir / "jobs.json") << R"([{"pipeline": "gguf:gguf", "input": ")"
+                                     << sample_model().string() << R"(", "output": "-"}])";
     r = cktest::run_ckhost({"batch", (dir / "jobs.json").string()});
     BOOST_TEST(r.exit_code == 2, r.err);
     BOOST_TEST(contains(r.err, "job 1: a batch job cannot write standard output"), r.err);
@@ -278,3 +283,4 @@ BOOST_AUTO_TEST_CASE(batch_inspect_and_verify_refuse_dash) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_standard_streams

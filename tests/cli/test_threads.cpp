@@ -19,6 +19,9 @@
 
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_threads {
+
 namespace fs = std::filesystem;
 namespace utf = boost::unit_test;
 using nlohmann::json;
@@ -271,3 +274,4 @@ BOOST_AUTO_TEST_CASE(bad_thread_counts_are_usage_errors) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_threads

@@ -13,6 +13,9 @@
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_update {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 using nlohmann::json;
@@ -212,3 +215,4 @@ BOOST_AUTO_TEST_CASE(a_damaged_record_is_not_trusted) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_update

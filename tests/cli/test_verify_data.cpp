@@ -10,6 +10,9 @@
 
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_verify_data {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 using nlohmann::json;
@@ -140,3 +143,4 @@ BOOST_AUTO_TEST_CASE(bytes_after_the_last_tensor_fail_verify) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_verify_data

@@ -10,6 +10,9 @@
 
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_gguf_bad_files {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 
@@ -200,3 +203,4 @@ BOOST_AUTO_TEST_CASE(swapped_version_and_lfs_pointers_are_named) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_gguf_bad_files

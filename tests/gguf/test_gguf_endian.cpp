@@ -20,6 +20,9 @@
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_gguf_endian {
+
 namespace fs = std::filesystem;
 namespace utf = boost::unit_test;
 using cktest::contains;
@@ -406,3 +409,4 @@ BOOST_AUTO_TEST_CASE(reader_refuses_unconvertible_big_endian_tensor) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_gguf_endian

@@ -21,6 +21,9 @@
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_gguf_metadata {
+
 namespace {
 
 using ck::ValueType;
@@ -220,3 +223,4 @@ BOOST_FIXTURE_TEST_CASE(every_tensor, Opened) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_gguf_metadata

@@ -3,6 +3,9 @@
 
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_gguf_roundtrip {
+
 namespace fs = std::filesystem;
 namespace utf = boost::unit_test;
 
@@ -41,3 +44,4 @@ BOOST_AUTO_TEST_CASE(every_shared_gguf, *utf::precondition(cktest::SharedDataPre
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_gguf_roundtrip

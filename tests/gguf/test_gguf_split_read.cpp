@@ -11,6 +11,9 @@
 #include "inspect_output.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_gguf_split_read {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 namespace utf = boost::unit_test;
@@ -243,3 +246,4 @@ BOOST_AUTO_TEST_CASE(split_like_llama_gguf_split_then_merge_back) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_gguf_split_read

@@ -14,6 +14,9 @@
 #include "gguf_split_plan.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_gguf_split_write {
+
 namespace fs = std::filesystem;
 namespace utf = boost::unit_test;
 using ckplugin::gguf::SplitSettings;
@@ -524,3 +527,4 @@ BOOST_AUTO_TEST_CASE(shapes_names_and_prefixes) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_gguf_split_write

@@ -10,6 +10,9 @@
 #include "gguf_writer.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_gguf_writer {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -129,3 +132,4 @@ BOOST_AUTO_TEST_CASE(encode_gguf_value_writes_gguf_binary_form) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_gguf_writer

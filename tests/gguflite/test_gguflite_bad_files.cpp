@@ -7,6 +7,9 @@
 
 #include "gguflite_test_files.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_gguflite_bad_files {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 
@@ -192,3 +195,4 @@ BOOST_AUTO_TEST_CASE(the_valid_base_is_accepted) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_gguflite_bad_files

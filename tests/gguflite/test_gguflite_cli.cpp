@@ -17,6 +17,9 @@
 #include "gguflite_test_files.hpp"
 #include "inspect_output.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_gguflite_cli {
+
 namespace fs = std::filesystem;
 using ckplugin::gguflite::Dtype;
 using cktest::contains;
@@ -272,3 +275,4 @@ BOOST_AUTO_TEST_CASE(types_without_a_dequantizer_are_refused) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_gguflite_cli

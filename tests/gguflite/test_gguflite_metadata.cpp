@@ -14,6 +14,9 @@
 #include "gguflite_test_files.hpp"
 #include "metadata_text.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_gguflite_metadata {
+
 namespace fs = std::filesystem;
 namespace utf = boost::unit_test;
 using cktest::contains;
@@ -220,3 +223,4 @@ BOOST_AUTO_TEST_CASE(broken_lines_are_refused_with_their_offset) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_gguflite_metadata

@@ -18,6 +18,9 @@
 #include "gguflite_reader.hpp"
 #include "gguflite_test_files.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_gguflite_python {
+
 namespace fs = std::filesystem;
 namespace utf = boost::unit_test;
 using cktest::contains;
@@ -136,3 +139,4 @@ BOOST_AUTO_TEST_CASE(python_reader_refuses_a_bad_magic, *utf::precondition(Pytho
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_gguflite_python

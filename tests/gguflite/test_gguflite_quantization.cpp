@@ -18,6 +18,9 @@
 #include "gguflite_reader.hpp"
 #include "gguflite_test_files.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_gguflite_quantization {
+
 namespace fs = std::filesystem;
 namespace utf = boost::unit_test;
 using cktest::contains;
@@ -255,3 +258,4 @@ BOOST_AUTO_TEST_CASE(fake_quantization_is_exact_on_a_quantized_source) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_gguflite_quantization

@@ -16,6 +16,9 @@
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_hf {
+
 namespace fs = std::filesystem;
 namespace utf = boost::unit_test;
 using cktest::contains;
@@ -448,3 +451,4 @@ BOOST_AUTO_TEST_CASE(folder_without_weights_is_refused, *utf::precondition(HfDat
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_hf

@@ -21,6 +21,9 @@
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_install {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 using nlohmann::json;
@@ -281,3 +284,4 @@ BOOST_AUTO_TEST_CASE(numpy_loads_what_the_npy_plugin_wrote,
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_install

@@ -16,6 +16,9 @@
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_dequant_reference {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -96,3 +99,4 @@ BOOST_AUTO_TEST_CASE(every_type_matches_ggml_bit_for_bit) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_dequant_reference

@@ -29,6 +29,9 @@
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_quantize_kquants {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -278,3 +281,4 @@ BOOST_AUTO_TEST_CASE(throughput, *boost::unit_test::disabled()) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_quantize_kquants

@@ -27,6 +27,9 @@
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_quantize_legacy {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -321,3 +324,4 @@ BOOST_AUTO_TEST_CASE(tq2_0_edge_blocks_round_trip) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_quantize_legacy

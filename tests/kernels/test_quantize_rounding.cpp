@@ -10,6 +10,9 @@
 
 #include "ck/kernels/quantize.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_quantize_rounding {
+
 namespace {
 
 // One Q8_0 block per 31 values: element 0 is 127, so amax = 127, d = 1, id = 1 and the codes
@@ -57,3 +60,4 @@ BOOST_AUTO_TEST_CASE(q8_0_rounds_like_roundf) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_quantize_rounding

@@ -29,6 +29,9 @@
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_quantize_variants {
+
 namespace {
 
 using ck::GgmlType;
@@ -430,3 +433,4 @@ BOOST_AUTO_TEST_CASE(same_as_scalar_on_real_weights,
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_quantize_variants

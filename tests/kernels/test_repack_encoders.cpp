@@ -15,6 +15,9 @@
 #include "ck/kernels/float_convert.hpp"
 #include "ck/kernels/repack.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_repack_encoders {
+
 namespace {
 
 using ck::kernels::nf4_codebook;
@@ -330,3 +333,4 @@ BOOST_AUTO_TEST_CASE(decode_of_encode_is_within_one_code_step) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_repack_encoders

@@ -17,6 +17,9 @@
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_repack_variants {
+
 namespace {
 
 using ck::GgmlType;
@@ -251,3 +254,4 @@ BOOST_AUTO_TEST_CASE(selection_honours_the_limit) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_repack_variants

@@ -16,6 +16,9 @@
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_validate {
+
 namespace {
 
 using ck::kernels::ScaleEncoding;
@@ -175,3 +178,4 @@ BOOST_AUTO_TEST_CASE(types_without_anything_to_check) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_validate

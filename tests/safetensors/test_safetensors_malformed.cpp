@@ -11,6 +11,9 @@
 #include "inspect_output.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_safetensors_malformed {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 
@@ -187,3 +190,4 @@ BOOST_AUTO_TEST_CASE(another_tools_file_is_read) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_safetensors_malformed

@@ -18,6 +18,9 @@
 #include "safetensors_writer.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_safetensors_roundtrip {
+
 namespace fs = std::filesystem;
 namespace utf = boost::unit_test;
 using cktest::contains;
@@ -260,3 +263,4 @@ BOOST_AUTO_TEST_CASE(output_directory_gets_the_input_name) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_safetensors_roundtrip

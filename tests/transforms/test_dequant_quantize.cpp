@@ -6,13 +6,16 @@
 #include <cstring>
 #include <vector>
 
-#include "io/checksum.hpp"
 #include "ck/context.hpp"
 #include "ck/kernels/dequant.hpp"
 #include "ck/kernels/float_convert.hpp"
 #include "ck/plugin.hpp"
 #include "gguf_reader.hpp"
+#include "io/checksum.hpp"
 #include "test_support.hpp"
+
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_dequant_quantize {
 
 namespace fs = std::filesystem;
 namespace utf = boost::unit_test;
@@ -205,3 +208,4 @@ BOOST_AUTO_TEST_CASE(plugins_report_their_kernel_variant) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_dequant_quantize

@@ -17,6 +17,9 @@
 #include "meta_values.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_meta {
+
 namespace fs = std::filesystem;
 using cktest::contains;
 
@@ -598,3 +601,4 @@ BOOST_AUTO_TEST_CASE(typed_values_are_parsed_strictly) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_meta

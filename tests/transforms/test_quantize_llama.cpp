@@ -18,6 +18,9 @@
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_quantize_llama {
+
 namespace fs = std::filesystem;
 namespace utf = boost::unit_test;
 
@@ -290,3 +293,4 @@ BOOST_AUTO_TEST_CASE(bad_settings_are_usage_errors) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_quantize_llama

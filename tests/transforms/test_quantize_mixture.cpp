@@ -21,6 +21,9 @@
 #include "mixture.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_quantize_mixture {
+
 namespace fs = std::filesystem;
 namespace utf = boost::unit_test;
 namespace mq = ckplugin::quantize;
@@ -495,7 +498,8 @@ std::vector<std::string> advertised_targets() {
         if (p["name"] == "quantize")
             for (const auto& o : p["options"])
                 if (o["name"] == "to")
-                    for (const auto& c : o["choices"]) targets.push_back("to=" + c.get<std::string>());
+                    for (const auto& c : o["choices"])
+                        targets.push_back("to=" + c.get<std::string>());
     BOOST_TEST_REQUIRE(targets.size() >= 15u);
     for (const std::string& name : mq::mix_names()) targets.push_back("mix=" + lower(name));
     return targets;
@@ -510,12 +514,12 @@ BOOST_AUTO_TEST_CASE(every_advertised_target_converts) {
     cktest::TempDir dir;
     for (const std::string& target : advertised_targets()) {
         const fs::path out = dir / "o.gguf";
-        const auto r = cktest::run_ckhost({"--pipeline", "gguf:quantize[" + target +
-                                                             ",requantize=1]:gguf",
-                                           "-i", cktest::sample_model().string(), "-o",
-                                           out.string(), "--force", "--quiet"});
+        const auto r = cktest::run_ckhost(
+            {"--pipeline", "gguf:quantize[" + target + ",requantize=1]:gguf", "-i",
+             cktest::sample_model().string(), "-o", out.string(), "--force", "--quiet"});
         BOOST_TEST(r.exit_code == 0, target << ": exit " << r.exit_code << " " << r.err);
         const auto left = dir.entries();
         BOOST_TEST((left == std::vector<std::string>{"o.gguf"}), target);
     }
 }
+}  // namespace unity_test_quantize_mixture

@@ -20,6 +20,9 @@
 #include "gguf_writer.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_repack {
+
 namespace fs = std::filesystem;
 namespace utf = boost::unit_test;
 using cktest::contains;
@@ -332,3 +335,4 @@ BOOST_AUTO_TEST_CASE(plugin_reports_its_kernel_variant) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_repack

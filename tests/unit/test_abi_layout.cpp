@@ -25,6 +25,9 @@
 #include "ck/plugin.hpp"
 #include "ck/stage.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_abi_layout {
+
 namespace {
 
 struct Row {
@@ -198,3 +201,4 @@ BOOST_AUTO_TEST_CASE(describe_plugin_fills_the_head_and_derives_the_stage_kinds)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_abi_layout

@@ -9,6 +9,9 @@
 #include "ck/error.hpp"
 #include "ck/support/byte_cursor.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_byte_cursor {
+
 using ck::support::ByteCursor;
 using ck::support::ByteOrder;
 
@@ -127,3 +130,4 @@ BOOST_AUTO_TEST_CASE(fail_throws_with_the_file) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_byte_cursor

@@ -5,6 +5,9 @@
 
 #include "ck/cpu.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_cpu {
+
 BOOST_AUTO_TEST_SUITE(cpu)
 
 BOOST_AUTO_TEST_CASE(features_are_consistent) {
@@ -35,3 +38,4 @@ BOOST_AUTO_TEST_CASE(environment_lowers_but_never_raises) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_cpu

@@ -11,6 +11,9 @@
 #include "ck/llama/file_type.hpp"
 #include "ck/llama/tensors.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_file_type {
+
 namespace {
 
 using ck::GgmlType;
@@ -242,3 +245,4 @@ BOOST_AUTO_TEST_CASE(an_absent_key_is_added_with_the_quantization_version) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_file_type

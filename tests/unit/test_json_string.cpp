@@ -6,6 +6,9 @@
 #include "ck/metadata.hpp"
 #include "ck/support/json_string.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_json_string {
+
 using ck::support::json_string;
 using ck::support::JsonEscape;
 
@@ -45,3 +48,4 @@ BOOST_AUTO_TEST_CASE(display_quoting_rejects_overlong_and_surrogates) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_json_string

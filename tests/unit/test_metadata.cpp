@@ -9,6 +9,9 @@
 #include "ck/error.hpp"
 #include "ck/metadata.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_metadata {
+
 BOOST_AUTO_TEST_SUITE(metadata)
 
 BOOST_AUTO_TEST_CASE(scalars_keep_their_bits) {
@@ -61,3 +64,4 @@ BOOST_AUTO_TEST_CASE(arrays) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_metadata

@@ -16,6 +16,9 @@
 #include "ck/output.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_output {
+
 namespace fs = std::filesystem;
 
 BOOST_AUTO_TEST_SUITE(output)
@@ -261,3 +264,4 @@ BOOST_AUTO_TEST_CASE(a_streamed_file_refuses_patches_and_a_second_file) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_output

@@ -10,6 +10,9 @@
 #include "ck/model.hpp"
 #include "test_support.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_tensor_view {
+
 BOOST_AUTO_TEST_SUITE(tensor_view)
 
 BOOST_AUTO_TEST_CASE(allocate_is_aligned_zeroed_and_owned) {
@@ -65,3 +68,4 @@ BOOST_AUTO_TEST_CASE(mapped_file_views_are_file_backed) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_tensor_view

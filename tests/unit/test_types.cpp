@@ -7,6 +7,9 @@
 
 #include "ck/ggml_types.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_types {
+
 BOOST_AUTO_TEST_SUITE(ggml_types)
 
 BOOST_AUTO_TEST_CASE(table_matches_gguf_md) {
@@ -74,3 +77,4 @@ BOOST_AUTO_TEST_CASE(sizes_and_overflow) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_types

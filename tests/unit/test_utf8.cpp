@@ -3,6 +3,9 @@
 
 #include "ck/utf8.hpp"
 
+// This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
+namespace unity_test_utf8 {
+
 BOOST_AUTO_TEST_SUITE(utf8)
 
 BOOST_AUTO_TEST_CASE(well_formed_text_passes) {
@@ -39,3 +42,4 @@ BOOST_AUTO_TEST_CASE(each_kind_of_malformed_byte_is_found_where_it_starts) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+}  // namespace unity_test_utf8

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "ck/kernels/float_convert.hpp"
 
@@ -26,6 +27,12 @@ inline std::uint32_t load_u32(const u8* p) {
 
 inline float load_half(const u8* p) {
     return f16_to_f32(load_u16(p));
+}
+
+// A block's f16 field, written in the byte order GGUF and the host share (little-endian).
+inline void store_half(std::byte* out, float v) {
+    const std::uint16_t h = f32_to_f16(v);
+    std::memcpy(out, &h, 2);
 }
 
 }  // namespace ck::kernels::scalar

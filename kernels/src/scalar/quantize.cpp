@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "block_bytes.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/float_convert.hpp"
 
@@ -15,10 +16,7 @@ namespace {
 
 constexpr std::size_t block = 32;
 
-void store_f16(std::byte* out, float v) {
-    const std::uint16_t h = f32_to_f16(v);
-    std::memcpy(out, &h, 2);
-}
+using scalar::store_half;
 
 // roundf (halves away from zero) to an integer, without the libm call and without branches,
 // so the loop vectorises (the libm call made Q8_0 four times slower than Q4_0). Exact for
@@ -37,7 +35,7 @@ void quantize_row_q8_0(const float* x, std::byte* out, std::size_t n) {
         for (std::size_t j = 0; j < block; ++j) amax = std::max(amax, std::fabs(x[j]));
         const float d = amax / 127.0f;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        store_f16(out, d);
+        store_half(out, d);
         // Codes go to a local array first: a store through std::byte* may alias x, which
         // would keep the compiler from vectorising the loop.
         std::int8_t q[block];
@@ -60,7 +58,7 @@ void quantize_row_q4_0(const float* x, std::byte* out, std::size_t n) {
         }
         const float d = max / -8.0f;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        store_f16(out, d);
+        store_half(out, d);
         for (std::size_t j = 0; j < block / 2; ++j) {
             const float x0 = x[j] * id;
             const float x1 = x[block / 2 + j] * id;
@@ -72,7 +70,7 @@ void quantize_row_q4_0(const float* x, std::byte* out, std::size_t n) {
 }
 
 void quantize_row_f16(const float* x, std::byte* out, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) store_f16(out + 2 * i, x[i]);
+    for (std::size_t i = 0; i < n; ++i) store_half(out + 2 * i, x[i]);
 }
 
 void quantize_row_bf16(const float* x, std::byte* out, std::size_t n) {

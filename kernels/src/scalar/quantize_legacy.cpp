@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "block_bytes.hpp"
 #include "ck/kernels/float_convert.hpp"
 #include "ck/kernels/quantize.hpp"
 
@@ -20,10 +21,7 @@ namespace {
 constexpr std::size_t block32 = 32;
 constexpr std::size_t block256 = 256;
 
-void store_f16(std::byte* out, float v) {
-    const std::uint16_t h = f32_to_f16(v);
-    std::memcpy(out, &h, 2);
-}
+using scalar::store_half;
 
 void store_u32(std::byte* out, std::uint32_t v) {
     // ggml memcpy's the host-order uint32_t; GGUF is little-endian and so are we.
@@ -146,8 +144,8 @@ void quantize_row_q4_1(const float* x, std::byte* out, std::size_t n) {
         block_min_max(x, block32, min, max);
         const float d = (max - min) / 15.0f;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        store_f16(out, d);
-        store_f16(out + 2, min);
+        store_half(out, d);
+        store_half(out + 2, min);
         std::uint8_t qs[block32 / 2];
         for (std::size_t j = 0; j < block32 / 2; ++j) {
             const float x0 = (x[j] - min) * id;
@@ -167,7 +165,7 @@ void quantize_row_q5_0(const float* x, std::byte* out, std::size_t n) {
         const float max = block_signed_absmax(x, block32);
         const float d = max / -16.0f;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        store_f16(out, d);
+        store_half(out, d);
         std::uint32_t qh = 0;
         std::uint8_t qs[block32 / 2];
         for (std::size_t j = 0; j < block32 / 2; ++j) {
@@ -191,8 +189,8 @@ void quantize_row_q5_1(const float* x, std::byte* out, std::size_t n) {
         block_min_max(x, block32, min, max);
         const float d = (max - min) / 31.0f;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        store_f16(out, d);
-        store_f16(out + 2, min);
+        store_half(out, d);
+        store_half(out + 2, min);
         std::uint32_t qh = 0;
         std::uint8_t qs[block32 / 2];
         for (std::size_t j = 0; j < block32 / 2; ++j) {
@@ -253,7 +251,7 @@ void quantize_row_iq4_nl(const float* x, std::byte* out, std::size_t n) {
         // The f16 scale is stored, but the codes come from the f32 one. A block below the
         // epsilon (all zero) gets scale 0 and so every code is the index of the value nearest
         // 0 (8, the value 1): bytes 0x88.
-        store_f16(out, scale);
+        store_half(out, scale);
         const float id = scale != 0.0f ? 1.0f / scale : 0.0f;
         std::uint8_t L[block32];
         for (std::size_t j = 0; j < block32; ++j)
@@ -291,7 +289,7 @@ void quantize_row_tq1_0(const float* x, std::byte* out, std::size_t n) {
             bytes[48 + m] = pack_trits(q * 3);
         }
         std::memcpy(out, bytes, sizeof bytes);
-        store_f16(out + 52, d);
+        store_half(out + 52, d);
     }
 }
 
@@ -311,7 +309,7 @@ void quantize_row_tq2_0(const float* x, std::byte* out, std::size_t n) {
             }
         }
         std::memcpy(out, qs, sizeof qs);
-        store_f16(out + 64, d);
+        store_half(out + 64, d);
     }
 }
 

@@ -13,6 +13,9 @@
 namespace ckplugin::bump {
 using namespace ck;
 
+// The file both versions write beside the weights, unless the user names another.
+inline constexpr std::string_view config_file_name = "config.json";
+
 struct Config {
     std::string model_type;  // general.architecture
     std::uint64_t num_hidden_layers = 0;

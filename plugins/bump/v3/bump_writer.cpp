@@ -17,12 +17,6 @@ namespace fs = std::filesystem;
 
 namespace ckplugin::bump {
 using namespace ck;
-namespace {
-
-constexpr std::string_view config_name = "config.json";
-
-}  // namespace
-
 BumpWriter::BumpWriter(const Options& options, Context& context)
     : context_(context),
       context_length_(context_option(options)),
@@ -53,7 +47,8 @@ void BumpWriter::prepare(const ModelHeader& header, const fs::path& destination)
     // otherwise (name.bump, an existing file) the path as given.
     bool new_directory = false;
     bump_path_ = bump_file_path(destination, new_directory);
-    config_path_ = config_override_ ? *config_override_ : bump_path_.parent_path() / config_name;
+    config_path_ =
+        config_override_ ? *config_override_ : bump_path_.parent_path() / config_file_name;
     if (config_path_.lexically_normal() == bump_path_.lexically_normal())
         throw usage_error("config.json and the bump file would be the same file: " +
                           bump_path_.string());

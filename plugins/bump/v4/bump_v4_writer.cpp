@@ -20,7 +20,6 @@ namespace ckplugin::bump {
 using namespace ck;
 namespace {
 
-constexpr std::string_view config_name = "config.json";
 constexpr std::string_view manifest_name = "weights_manifest.json";
 constexpr std::string_view map_name = "weights_map.json";
 // About 1 MiB of output per step: small next to the 64 MiB budget, large enough that the
@@ -60,7 +59,7 @@ void BumpV4Writer::prepare(const ModelHeader& header, const fs::path& destinatio
     bool new_directory = false;
     bump_path_ = bump_file_path(destination, new_directory);
     const fs::path dir = bump_path_.parent_path();
-    config_path_ = config_override_.value_or(dir / config_name);
+    config_path_ = config_override_.value_or(dir / config_file_name);
     manifest_path_ = manifest_override_.value_or(dir / manifest_name);
     map_path_ = map_override_.value_or(dir / map_name);
     const std::vector<fs::path> all = outputs();
