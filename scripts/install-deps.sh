@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages ckhost needs, skipping what is already there.
-#   --fuzz   also Clang and its runtime libraries (libFuzzer, ASan, UBSan) for scripts/fuzz.sh
+#   --fuzz   also Clang, its runtime libraries (libFuzzer, ASan, UBSan) and its linker, for the
+#            sanitizer tree (scripts/test.sh --sanitize, scripts/fuzz.sh)
 set -euo pipefail
 
 packages=(
@@ -16,7 +17,7 @@ packages=(
   munge slurmctld slurmd slurm-client
 )
 if [ "${1:-}" = "--fuzz" ]; then
-  packages+=(clang libclang-rt-14-dev)
+  packages+=(clang libclang-rt-14-dev lld)
 fi
 
 missing=()
