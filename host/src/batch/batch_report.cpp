@@ -96,104 +96,118 @@ std::string list_text(const std::vector<unsigned>& numbers) {
     return out;
 }
 
-}  // namespace
-
-int run_batch_report(const BatchReportSettings& settings, std::ostream& out, std::ostream& err) {
-    const fs::path dir = settings.report_dir;
+// Everything the reports say together, built step by step by run_batch_report.
+struct ShardMerge {
     std::vector<Report> reports;
-    for (const auto& [k, path] : report_files(dir)) reports.push_back(load_report(k, path));
+    std::optional<unsigned> count;  // the shards of the split; none without any report
+    std::string jobs_file;
+    std::vector<BatchJob> jobs;
+    std::vector<Merged> merged;  // one a job, in the list's order
+    std::vector<unsigned> reported, missing;
+    std::map<std::string, std::size_t> totals;
+};
 
-    // Every report must come from one split: the same count and the same list.
-    std::optional<unsigned> count;
-    std::string jobs_file = settings.jobs_file;
-    for (const Report& r : reports) {
+// Every report must come from one split: the same count and the same list. Which list that is
+// comes from --jobs-file, else from the reports themselves.
+void check_one_split(const BatchReportSettings& settings, ShardMerge& m) {
+    m.jobs_file = settings.jobs_file;
+    for (const Report& r : m.reports) {
         const json& shard = r.doc["shard"];
         const unsigned n = shard.value("count", 0u);
-        if (count && n != *count)
+        if (m.count && n != *m.count)
             throw ck::usage_error(r.path.string() + ": shard " + std::to_string(r.index) + " of " +
-                                  std::to_string(n) + ", but " + reports.front().path.string() +
-                                  " is of " + std::to_string(*count) +
+                                  std::to_string(n) + ", but " + m.reports.front().path.string() +
+                                  " is of " + std::to_string(*m.count) +
                                   ": reports of two different runs (clear DIR between runs)");
-        count = n;
+        m.count = n;
         if (r.index >= n)
             throw ck::usage_error(r.path.string() + ": shard " + std::to_string(r.index) +
                                   " of only " + std::to_string(n));
         if (settings.jobs_file.empty()) {
             const std::string named = shard.value("jobs_file", "");
-            if (!jobs_file.empty() && named != jobs_file)
+            if (!m.jobs_file.empty() && named != m.jobs_file)
                 throw ck::usage_error(r.path.string() + ": its jobs list is " + named + ", not " +
-                                      jobs_file + ": give the one to check with --jobs-file");
-            jobs_file = named;
+                                      m.jobs_file + ": give the one to check with --jobs-file");
+            m.jobs_file = named;
         }
     }
-    if (jobs_file.empty())
-        throw ck::usage_error(dir.string() +
+    if (m.jobs_file.empty())
+        throw ck::usage_error(settings.report_dir +
                               ": no shard reports (shard-K.json) in it; give --jobs-file JOBS to "
                               "list every job as not run");
-    if (jobs_file == "-")
+    if (m.jobs_file == "-")
         throw ck::usage_error(
             "the shards read their jobs from standard input: give the same "
             "list with --jobs-file JOBS");
-    const std::vector<BatchJob> jobs = parse_jobs(read_text(jobs_file, "the jobs file"), jobs_file);
+}
 
-    std::vector<Merged> merged(jobs.size());
-    std::vector<unsigned> reported, missing;
-    for (const Report& r : reports) {
-        reported.push_back(r.index);
-        if (r.doc["shard"].value("jobs_in_list", jobs.size()) != jobs.size())
-            throw ck::usage_error(r.path.string() + ": written for a list of " +
-                                  r.doc["shard"]["jobs_in_list"].dump() + " jobs, but " +
-                                  jobs_file + " has " + std::to_string(jobs.size()) +
-                                  ": the list changed since the shards ran");
-        for (const json& j : r.doc["jobs"]) {
-            const std::size_t number = j.value("job", 0u);
-            if (number < 1 || number > jobs.size())
-                throw ck::usage_error(r.path.string() + ": job " + std::to_string(number) +
-                                      " is not in " + jobs_file);
-            const BatchJob& job = jobs[number - 1];
-            if (j.value("pipeline", "") != job.pipeline ||
-                j.value("input", "") != job.input.string() ||
-                j.value("output", "") != job.output.string())
-                throw ck::usage_error(r.path.string() + ": job " + std::to_string(number) +
-                                      " is not " + job.where +
-                                      "'s job: the list changed since the shards ran");
-            Merged m;
-            m.status = j.value("status", "not_run");
-            m.shard = r.index;
-            m.exit_code = j.value("exit_code", json());
-            m.seconds = j.value("seconds", 0.0);
-            if (m.status == "failed") m.error = j.value("error", "");
-            if (m.status == "skipped") m.reason = j.value("reason", "up to date");
-            if (m.status == "interrupted")
-                m.reason = "interrupted (shard " + std::to_string(r.index) + ")";
-            if (m.status == "not_run")
-                m.reason = "not started: shard " + std::to_string(r.index) + " stopped first";
-            if (m.status == "interrupted") m.status = "not_run";
-            // A job two reports hold (a list edited between runs): the one that finished wins.
-            Merged& slot = merged[number - 1];
-            if (!slot.shard || (!done(slot.status) && done(m.status)) ||
-                (slot.status == "not_run" && m.status == "failed"))
-                slot = m;
-        }
+// One job line of shard `shard`'s report, in the merged terms: an interrupted job is one still
+// to run, and every job not done says why.
+Merged merged_job_state(const json& j, unsigned shard) {
+    Merged m;
+    m.status = j.value("status", "not_run");
+    m.shard = shard;
+    m.exit_code = j.value("exit_code", json());
+    m.seconds = j.value("seconds", 0.0);
+    if (m.status == "failed") m.error = j.value("error", "");
+    if (m.status == "skipped") m.reason = j.value("reason", "up to date");
+    if (m.status == "interrupted") m.reason = "interrupted (shard " + std::to_string(shard) + ")";
+    if (m.status == "not_run")
+        m.reason = "not started: shard " + std::to_string(shard) + " stopped first";
+    if (m.status == "interrupted") m.status = "not_run";
+    return m;
+}
+
+// A report's jobs into the merge, each checked against the list it claims to be from: a list
+// edited since the shards ran would pair results with the wrong jobs.
+void merge_shard_report(const Report& r, ShardMerge& m) {
+    m.reported.push_back(r.index);
+    if (r.doc["shard"].value("jobs_in_list", m.jobs.size()) != m.jobs.size())
+        throw ck::usage_error(r.path.string() + ": written for a list of " +
+                              r.doc["shard"]["jobs_in_list"].dump() + " jobs, but " + m.jobs_file +
+                              " has " + std::to_string(m.jobs.size()) +
+                              ": the list changed since the shards ran");
+    for (const json& j : r.doc["jobs"]) {
+        const std::size_t number = j.value("job", 0u);
+        if (number < 1 || number > m.jobs.size())
+            throw ck::usage_error(r.path.string() + ": job " + std::to_string(number) +
+                                  " is not in " + m.jobs_file);
+        const BatchJob& job = m.jobs[number - 1];
+        if (j.value("pipeline", "") != job.pipeline || j.value("input", "") != job.input.string() ||
+            j.value("output", "") != job.output.string())
+            throw ck::usage_error(r.path.string() + ": job " + std::to_string(number) + " is not " +
+                                  job.where + "'s job: the list changed since the shards ran");
+        const Merged state = merged_job_state(j, r.index);
+        // A job two reports hold (a list edited between runs): the one that finished wins.
+        Merged& slot = m.merged[number - 1];
+        if (!slot.shard || (!done(slot.status) && done(state.status)) ||
+            (slot.status == "not_run" && state.status == "failed"))
+            slot = state;
     }
-    if (count)
-        for (unsigned k = 0; k < *count; ++k)
-            if (!std::binary_search(reported.begin(), reported.end(), k)) missing.push_back(k);
-    for (Merged& m : merged)
-        if (!m.shard)
-            m.reason = missing.empty()
-                           ? "in no shard's report"
-                           : "no report from its shard (missing: " + list_text(missing) + ")";
+}
 
-    std::map<std::string, std::size_t> totals = {
-        {"ok", 0}, {"skipped", 0}, {"failed", 0}, {"not_run", 0}};
-    for (const Merged& m : merged) ++totals[m.status];
+// The shards that wrote no report, the reason of every job no report holds, and the totals.
+void note_missing_shards(ShardMerge& m) {
+    if (m.count)
+        for (unsigned k = 0; k < *m.count; ++k)
+            if (!std::binary_search(m.reported.begin(), m.reported.end(), k))
+                m.missing.push_back(k);
+    for (Merged& job : m.merged)
+        if (!job.shard)
+            job.reason = m.missing.empty()
+                             ? "in no shard's report"
+                             : "no report from its shard (missing: " + list_text(m.missing) + ")";
+    m.totals = {{"ok", 0}, {"skipped", 0}, {"failed", 0}, {"not_run", 0}};
+    for (const Merged& job : m.merged) ++m.totals[job.status];
+}
 
+// The jobs not done, written to --resubmit FILE when given; how many they are.
+std::size_t write_jobs_to_do(const BatchReportSettings& settings, const ShardMerge& m) {
     std::string todo;
     std::size_t todo_count = 0;
-    for (std::size_t i = 0; i < jobs.size(); ++i)
-        if (!done(merged[i].status)) {
-            todo += job_line(jobs[i]);
+    for (std::size_t i = 0; i < m.jobs.size(); ++i)
+        if (!done(m.merged[i].status)) {
+            todo += job_line(m.jobs[i]);
             ++todo_count;
         }
     if (!settings.resubmit.empty()) {
@@ -203,56 +217,82 @@ int run_batch_report(const BatchReportSettings& settings, std::ostream& out, std
         set.create(settings.resubmit).write(todo.data(), todo.size());
         set.commit();
     }
+    return todo_count;
+}
 
-    const int status = totals["failed"] ? failed : totals["not_run"] ? jobs_not_run : ok;
-    if (settings.json) {
-        json list = json::array();
-        for (std::size_t i = 0; i < jobs.size(); ++i) {
-            const Merged& m = merged[i];
-            json j = {{"job", i + 1},
-                      {"where", jobs[i].where},
-                      {"pipeline", jobs[i].pipeline},
-                      {"input", jobs[i].input.string()},
-                      {"output", jobs[i].output.string()},
-                      {"status", m.status},
-                      {"shard", m.shard ? json(*m.shard) : json(nullptr)},
-                      {"exit_code", m.exit_code},
-                      {"seconds", m.seconds}};
-            if (m.status == "failed") j["error"] = m.error;
-            if (!m.reason.empty()) j["reason"] = m.reason;
-            list.push_back(j);
-        }
-        json summary = {{"jobs", jobs.size()}};
-        for (const auto& [name, n] : totals) summary[name] = n;
-        json doc = json_document("batch-report", status == ok);
-        doc.update(
-            {{"report_dir", settings.report_dir},
-             {"jobs_file", jobs_file},
-             {"exit_code", status},
-             {"shards",
-              {{"count", count ? json(*count) : json(nullptr)},
-               {"reported", reported},
-               {"missing", missing}}},
-             {"summary", summary},
-             {"resubmit", settings.resubmit.empty() ? json(nullptr) : json(settings.resubmit)},
-             {"jobs", list}});
-        print_json(out, doc);
-    } else {
-        for (std::size_t i = 0; i < jobs.size(); ++i) {
-            const Merged& m = merged[i];
-            if (done(m.status)) continue;
-            out << std::left << std::setw(8) << m.status << std::right << "  " << jobs[i].where
-                << "  " << jobs[i].pipeline << "  " << jobs[i].input.string() << " -> "
-                << jobs[i].output.string() << "\n"
-                << "          " << (m.status == "failed" ? "error: " + m.error : m.reason) << "\n";
-        }
-        out << jobs.size() << " jobs: " << totals["ok"] << " ok, " << totals["skipped"]
-            << " skipped, " << totals["failed"] << " failed, " << totals["not_run"]
-            << " not run; shards: " << reported.size() << " of "
-            << (count ? std::to_string(*count) : std::string("?")) << " reported";
-        if (!missing.empty()) out << " (missing: " << list_text(missing) << ")";
-        out << "\n";
+void print_merge_json(const BatchReportSettings& settings, const ShardMerge& m, int status,
+                      std::ostream& out) {
+    json list = json::array();
+    for (std::size_t i = 0; i < m.jobs.size(); ++i) {
+        const Merged& job = m.merged[i];
+        json j = {{"job", i + 1},
+                  {"where", m.jobs[i].where},
+                  {"pipeline", m.jobs[i].pipeline},
+                  {"input", m.jobs[i].input.string()},
+                  {"output", m.jobs[i].output.string()},
+                  {"status", job.status},
+                  {"shard", job.shard ? json(*job.shard) : json(nullptr)},
+                  {"exit_code", job.exit_code},
+                  {"seconds", job.seconds}};
+        if (job.status == "failed") j["error"] = job.error;
+        if (!job.reason.empty()) j["reason"] = job.reason;
+        list.push_back(j);
     }
+    json summary = {{"jobs", m.jobs.size()}};
+    for (const auto& [name, n] : m.totals) summary[name] = n;
+    json doc = json_document("batch-report", status == ok);
+    doc.update({{"report_dir", settings.report_dir},
+                {"jobs_file", m.jobs_file},
+                {"exit_code", status},
+                {"shards",
+                 {{"count", m.count ? json(*m.count) : json(nullptr)},
+                  {"reported", m.reported},
+                  {"missing", m.missing}}},
+                {"summary", summary},
+                {"resubmit", settings.resubmit.empty() ? json(nullptr) : json(settings.resubmit)},
+                {"jobs", list}});
+    print_json(out, doc);
+}
+
+// The jobs not done, two lines each, then the totals.
+void print_merge_text(const ShardMerge& m, std::ostream& out) {
+    for (std::size_t i = 0; i < m.jobs.size(); ++i) {
+        const Merged& job = m.merged[i];
+        if (done(job.status)) continue;
+        out << std::left << std::setw(8) << job.status << std::right << "  " << m.jobs[i].where
+            << "  " << m.jobs[i].pipeline << "  " << m.jobs[i].input.string() << " -> "
+            << m.jobs[i].output.string() << "\n"
+            << "          " << (job.status == "failed" ? "error: " + job.error : job.reason)
+            << "\n";
+    }
+    out << m.jobs.size() << " jobs: " << m.totals.at("ok") << " ok, " << m.totals.at("skipped")
+        << " skipped, " << m.totals.at("failed") << " failed, " << m.totals.at("not_run")
+        << " not run; shards: " << m.reported.size() << " of "
+        << (m.count ? std::to_string(*m.count) : std::string("?")) << " reported";
+    if (!m.missing.empty()) out << " (missing: " << list_text(m.missing) << ")";
+    out << "\n";
+}
+
+}  // namespace
+
+// Read, check, merge, then say: the reports are all checked before anything is written, so a
+// report that does not belong leaves no half-written --resubmit list behind.
+int run_batch_report(const BatchReportSettings& settings, std::ostream& out, std::ostream& err) {
+    ShardMerge m;
+    for (const auto& [k, path] : report_files(settings.report_dir))
+        m.reports.push_back(load_report(k, path));
+    check_one_split(settings, m);
+    m.jobs = parse_jobs(read_text(m.jobs_file, "the jobs file"), m.jobs_file);
+    m.merged.resize(m.jobs.size());
+    for (const Report& r : m.reports) merge_shard_report(r, m);
+    note_missing_shards(m);
+    const std::size_t todo_count = write_jobs_to_do(settings, m);
+
+    const int status = m.totals.at("failed") ? failed : m.totals.at("not_run") ? jobs_not_run : ok;
+    if (settings.json)
+        print_merge_json(settings, m, status, out);
+    else
+        print_merge_text(m, out);
     if (!settings.resubmit.empty())
         err << todo_count << " job" << (todo_count == 1 ? "" : "s") << " still to do written to "
             << settings.resubmit << "\n";

@@ -99,16 +99,26 @@ po::variables_map parse(const std::vector<std::string>& args,
 
 }  // namespace
 
-// Parses a command's arguments (`options`, and `arguments`: the positional ones, which the usage
-// line names and the option list leaves out); with --help prints `usage` (which ends in a blank
-// line) and the options instead, and returns true: the command has nothing more to do.
-bool parse_or_help(const std::vector<std::string>& args, const po::options_description& options,
-                   const po::options_description& arguments,
-                   const po::positional_options_description& positional, const Common& c,
-                   std::string_view usage) {
+Positionals positional_argument(const char* name, const po::value_semantic* value, int count) {
+    Positionals positionals;
+    positionals.arguments.add_options()(name, value);
+    positionals.order.add(name, count);
+    return positionals;
+}
+
+// The positional-only options are parsed but left out of --help's option list: the usage line
+// names them.
+bool list_or_parse(const std::vector<std::string>& args, po::options_description& options,
+                   const Positionals& positionals, Common& c, std::string_view usage,
+                   std::vector<std::string>* options_out) {
+    options.add(common_options(c));
+    if (options_out) {
+        *options_out = option_names(options);
+        return true;
+    }
     po::options_description all;
-    all.add(options).add(arguments);
-    parse(args, all, positional);
+    all.add(options).add(positionals.arguments);
+    parse(args, all, positionals.order);
     if (!c.help) return false;
     std::cout << usage << options;
     return true;

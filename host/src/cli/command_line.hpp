@@ -33,14 +33,26 @@ po::options_description common_options(Common& c);
 // Every option of `options` as typed: --name, and -x for those with a short name.
 std::vector<std::string> option_names(const po::options_description& options);
 
-// Parses a command's arguments (`options`, and `arguments`: the positional ones, which the usage
-// line names and the option list leaves out); with --help prints `usage` (which ends in a blank
-// line) and the options instead, and returns true: the command has nothing more to do. Unknown
-// options and stray arguments are usage errors.
-bool parse_or_help(const std::vector<std::string>& args, const po::options_description& options,
-                   const po::options_description& arguments,
-                   const po::positional_options_description& positional, const Common& c,
-                   std::string_view usage);
+// A command's positional arguments: which option each position fills (`order`), and the options
+// that only positions fill (`arguments`: the usage line names them, the option list leaves them
+// out).
+struct Positionals {
+    po::options_description arguments;
+    po::positional_options_description order;
+};
+// The one positional argument most commands take: `name`, filling `value`, `count` times (-1: any
+// number of times).
+Positionals positional_argument(const char* name, const po::value_semantic* value, int count);
+
+// What every command does first, so that all of them list, parse and explain their options alike:
+// `options` (the command's own) gets the global options and --help after them. With
+// `options_out`, only their names are listed (for completion); else `args` are parsed, and with
+// --help `usage` (which ends in a blank line) and the options are printed. Unknown options and
+// stray arguments are usage errors. True when the command has nothing more to do: it listed its
+// options or printed its help.
+bool list_or_parse(const std::vector<std::string>& args, po::options_description& options,
+                   const Positionals& positionals, Common& c, std::string_view usage,
+                   std::vector<std::string>* options_out);
 
 // The command line split at the command: the global options in front of it, as typed, and
 // everything from the first other token on (the command name, or the convert options of the

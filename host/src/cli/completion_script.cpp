@@ -18,22 +18,11 @@ std::string words(const std::vector<std::string>& items) {
     return join(quoted, " ");
 }
 
-// The candidate generator, in shell code that bash and zsh both run (no arrays, only
-// ${var%...}-style expansions and case): `_ckhost_candidates KIND WORD ARG` prints every
-// completion of WORD, whole words, one a line.
-//   KIND command: the command names; options: ARG's options; pipeline: a pipeline typed so far
-//   (stages by position, stage options inside brackets, their choices after '=').
-void write_generator(const std::vector<CompletionCommand>& commands, PluginRegistry& registry,
-                     std::ostream& out) {
-    registry.load_all();
-    std::vector<std::string> readers, later, all_commands;
-    for (const auto& e : registry.entries()) {
-        if (!e.loaded) continue;
-        if (e.descriptor->stages & CK_STAGE_READER) readers.push_back(e.name);
-        if (e.descriptor->stages & (CK_STAGE_TRANSFORM | CK_STAGE_WRITER)) later.push_back(e.name);
-    }
-    for (const auto& c : commands) all_commands.push_back(c.name);
-
+// The lookup tables of the generator, as shell functions of one `case` each: the options of a
+// stage (`_ckhost_stage_options STAGE`), the choices of a stage option (`_ckhost_option_choices
+// STAGE.OPTION`), the options of a command (`_ckhost_options COMMAND`).
+void write_lookup_functions(const std::vector<CompletionCommand>& commands,
+                            const PluginRegistry& registry, std::ostream& out) {
     out << "_ckhost_print() { for _ckhost_w in \"$@\"; do printf '%s\\n' \"$_ckhost_w\"; done; }\n";
     out << "_ckhost_stage_options() {\n    case $1 in\n";
     for (const auto& e : registry.entries()) {
@@ -60,6 +49,26 @@ void write_generator(const std::vector<CompletionCommand>& commands, PluginRegis
         out << "        " << shell_quote(c.name) << ") _ckhost_print " << words(c.options)
             << " ;;\n";
     out << "    esac\n}\n";
+}
+
+// The candidate generator, in shell code that bash and zsh both run (no arrays, only
+// ${var%...}-style expansions and case): `_ckhost_candidates KIND WORD ARG` prints every
+// completion of WORD, whole words, one a line.
+//   KIND command: the command names; options: ARG's options; pipeline: a pipeline typed so far
+//   (stages by position, stage options inside brackets, their choices after '=').
+// The lookup tables come first, then the generator, which names the commands, the stages a
+// pipeline may start with (`readers`) and those that may follow (`later`) in place.
+void write_generator(const std::vector<CompletionCommand>& commands, PluginRegistry& registry,
+                     std::ostream& out) {
+    registry.load_all();
+    std::vector<std::string> readers, later, all_commands;
+    for (const auto& e : registry.entries()) {
+        if (!e.loaded) continue;
+        if (e.descriptor->stages & CK_STAGE_READER) readers.push_back(e.name);
+        if (e.descriptor->stages & (CK_STAGE_TRANSFORM | CK_STAGE_WRITER)) later.push_back(e.name);
+    }
+    for (const auto& c : commands) all_commands.push_back(c.name);
+    write_lookup_functions(commands, registry, out);
     out << R"sh(_ckhost_candidates() {
     # Word splitting of $(...) below as the shells do it by default, whatever the user's IFS.
     local IFS=$' \t\n'

@@ -16,15 +16,36 @@
 namespace ckhost::commands {
 
 using namespace ckhost::cli;
-namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* batch_usage =
+    "usage: ckhost batch JOBS [--jobs N] [--json] [--force] [--shard K/N|auto]\n"
+    "                         [--report-dir DIR]\n\n"
+    "Runs many conversions, N at a time, each in its own process. JOBS is a text file\n"
+    "(or - for stdin) with one 'PIPELINE INPUT OUTPUT' job per line, '#' comments and\n"
+    "blank lines ignored, or a JSON array of {\"pipeline\", \"input\", \"output\"}.\n"
+    "A failing job does not stop the others; exit 1 when any failed. A job whose\n"
+    "outputs its recipe record (OUTPUT.ckhost.json) says were made by the same\n"
+    "pipeline from the same input with the same ckhost and plugins, unchanged since,\n"
+    "is skipped unless --force; any other is converted, saying why. Ctrl-C stops\n"
+    "every running job cleanly (exit 130): run the batch again to finish it.\n"
+    "--shard K/N runs the K-th of N slices (every job writing one file in one slice,\n"
+    "balanced by input size); --shard auto takes K and N from a job array (Slurm,\n"
+    "SGE; Kubernetes and PBS with auto/N). Merge the shards' --report-dir reports\n"
+    "with 'ckhost batch-report DIR'.\n\n"
+    "examples:\n"
+    "  ckhost batch jobs.txt --jobs 2\n"
+    "  ckhost batch jobs.txt --shard auto --report-dir reports/ --jobs 4\n"
+    "  printf 'gguf:headpack:bump a.gguf out/a/\\n' | ckhost batch - --json\n\n";
+
+}  // namespace
 
 int batch(const Args& args, OptionList* options_out) {
     Common c;
     ckhost::BatchSettings settings;
-    po::options_description d("batch options");
-    po::options_description arguments;
-    arguments.add_options()("jobs-file", po::value(&settings.jobs_file));
     std::string shard;
+    po::options_description d("batch options");
     d.add_options()("jobs,j", po::value(&settings.parallel)->default_value(1),
                     "run N conversions at once")(
         "force,f", po::bool_switch(&settings.force),
@@ -34,33 +55,8 @@ int batch(const Args& args, OptionList* options_out) {
         "variables) or auto/N")("report-dir", po::value(&settings.report_dir),
                                 "also write the --json report to DIR/shard-K.json, atomically "
                                 "(for ckhost batch-report DIR)");
-    d.add(common_options(c));
-    if (options_out) {
-        *options_out = option_names(d);
-        return ok;
-    }
-    po::positional_options_description pos;
-    pos.add("jobs-file", 1);
-    if (parse_or_help(
-            args, d, arguments, pos, c,
-            "usage: ckhost batch JOBS [--jobs N] [--json] [--force] [--shard K/N|auto]\n"
-            "                         [--report-dir DIR]\n\n"
-            "Runs many conversions, N at a time, each in its own process. JOBS is a text file\n"
-            "(or - for stdin) with one 'PIPELINE INPUT OUTPUT' job per line, '#' comments and\n"
-            "blank lines ignored, or a JSON array of {\"pipeline\", \"input\", \"output\"}.\n"
-            "A failing job does not stop the others; exit 1 when any failed. A job whose\n"
-            "outputs its recipe record (OUTPUT.ckhost.json) says were made by the same\n"
-            "pipeline from the same input with the same ckhost and plugins, unchanged since,\n"
-            "is skipped unless --force; any other is converted, saying why. Ctrl-C stops\n"
-            "every running job cleanly (exit 130): run the batch again to finish it.\n"
-            "--shard K/N runs the K-th of N slices (every job writing one file in one slice,\n"
-            "balanced by input size); --shard auto takes K and N from a job array (Slurm,\n"
-            "SGE; Kubernetes and PBS with auto/N). Merge the shards' --report-dir reports\n"
-            "with 'ckhost batch-report DIR'.\n\n"
-            "examples:\n"
-            "  ckhost batch jobs.txt --jobs 2\n"
-            "  ckhost batch jobs.txt --shard auto --report-dir reports/ --jobs 4\n"
-            "  printf 'gguf:headpack:bump a.gguf out/a/\\n' | ckhost batch - --json\n\n"))
+    if (list_or_parse(args, d, positional_argument("jobs-file", po::value(&settings.jobs_file), 1),
+                      c, batch_usage, options_out))
         return ok;
     if (settings.jobs_file.empty())
         throw ck::usage_error("missing JOBS (a jobs file, or - for stdin)");

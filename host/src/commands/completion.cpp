@@ -12,29 +12,25 @@
 namespace ckhost::commands {
 
 using namespace ckhost::cli;
-namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* completion_usage =
+    "usage: ckhost completion bash|zsh\n\nPrints a completion script for the "
+    "shell: commands, options, and the stages\nand stage options of the plugins "
+    "found now (installed ones: share/bash-completion,\nshare/zsh/site-functions).\n\n"
+    "examples:\n"
+    "  source <(ckhost completion bash)\n"
+    "  ckhost completion zsh > ~/.zfunc/_ckhost\n\n";
+
+}  // namespace
 
 int completion(const Args& args, OptionList* options_out) {
     Common c;
     std::string shell;
     po::options_description d("completion options");
-    po::options_description arguments;
-    arguments.add_options()("shell", po::value(&shell));
-    d.add(common_options(c));
-    if (options_out) {
-        *options_out = option_names(d);
-        return ok;
-    }
-    po::positional_options_description pos;
-    pos.add("shell", 1);
-    if (parse_or_help(
-            args, d, arguments, pos, c,
-            "usage: ckhost completion bash|zsh\n\nPrints a completion script for the "
-            "shell: commands, options, and the stages\nand stage options of the plugins "
-            "found now (installed ones: share/bash-completion,\nshare/zsh/site-functions).\n\n"
-            "examples:\n"
-            "  source <(ckhost completion bash)\n"
-            "  ckhost completion zsh > ~/.zfunc/_ckhost\n\n"))
+    if (list_or_parse(args, d, positional_argument("shell", po::value(&shell), 1), c,
+                      completion_usage, options_out))
         return ok;
     if (shell != "bash" && shell != "zsh")
         throw ck::usage_error(shell.empty() ? "missing SHELL (bash or zsh)"

@@ -23,7 +23,6 @@
 namespace ckhost::commands {
 
 using namespace ckhost::cli;
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -144,14 +143,10 @@ int convert(const Args& args, OptionList* options_out) {
     Common c;
     ConvertArgs a;
     po::options_description d = convert_options(a);
-    d.add(common_options(c));
-    if (options_out) {
-        *options_out = option_names(d);
-        return ok;
-    }
-    po::positional_options_description pos;
-    pos.add("input", 1).add("output", 1);
-    if (parse_or_help(args, d, {}, pos, c, convert_usage)) return ok;
+    // INPUT and OUTPUT by position are -i and -o, which the option list shows.
+    Positionals positionals;
+    positionals.order.add("input", 1).add("output", 1);
+    if (list_or_parse(args, d, positionals, c, convert_usage, options_out)) return ok;
     check_arguments(a, c);
     apply_globals(c);
     PluginRegistry registry(to_paths(c.plugin_dirs));

@@ -17,7 +17,6 @@
 namespace ckhost::commands {
 
 using namespace ckhost::cli;
-namespace fs = std::filesystem;
 
 // The files of `inspect` or `verify`, one after the other. One file is one document (--json)
 // whose failure is main()'s error document; several are {"files": [...]}, one document each
@@ -55,13 +54,29 @@ int inspect_files(const std::vector<std::string>& files, bool as_json, const cha
     return status;
 }
 
+constexpr const char* verify_usage =
+    "usage: ckhost verify FILE... [--data] [--json]\n\nRe-checks each "
+    "file's integrity; --data also checks every value. Exit 0 only\n"
+    "when every file is sound.\n\n"
+    "examples:\n"
+    "  ckhost verify out/weights.bump\n"
+    "  ckhost verify --data *.gguf\n\n";
+
+constexpr const char* inspect_usage =
+    "usage: ckhost inspect FILE... [--json] [--tensors] [--kv KEY]...\n\n"
+    "Shows each file's header, metadata, tensor table and bytes per "
+    "dtype; --kv prints\nthe named values in full.\n\n"
+    "examples:\n"
+    "  ckhost inspect model.gguf --tensors\n"
+    "  ckhost inspect *.gguf --json\n"
+    "  ckhost inspect model.gguf --kv general.name --kv "
+    "tokenizer.ggml.tokens\n\n";
+
 int inspect_or_verify(const Args& args, bool verify, OptionList* options_out) {
     Common c;
     ckhost::InspectSettings settings;
     std::vector<std::string> files;
     po::options_description d(verify ? "verify options" : "inspect options");
-    po::options_description arguments;
-    arguments.add_options()("file", po::value(&files));
     bool data = false;
     if (!verify)
         d.add_options()("tensors,t", po::bool_switch(&settings.tensors), "list every tensor")(
@@ -71,29 +86,8 @@ int inspect_or_verify(const Args& args, bool verify, OptionList* options_out) {
         d.add_options()("data", po::bool_switch(&data),
                         "also read every tensor's data: NaN or infinite floats and block scales "
                         "(llama.cpp's --check-tensors)");
-    d.add(common_options(c));
-    if (options_out) {
-        *options_out = option_names(d);
-        return ok;
-    }
-    po::positional_options_description pos;
-    pos.add("file", -1);
-    if (parse_or_help(
-            args, d, arguments, pos, c,
-            (verify ? "usage: ckhost verify FILE... [--data] [--json]\n\nRe-checks each "
-                      "file's integrity; --data also checks every value. Exit 0 only\n"
-                      "when every file is sound.\n\n"
-                      "examples:\n"
-                      "  ckhost verify out/weights.bump\n"
-                      "  ckhost verify --data *.gguf\n\n"
-                    : "usage: ckhost inspect FILE... [--json] [--tensors] [--kv KEY]...\n\n"
-                      "Shows each file's header, metadata, tensor table and bytes per "
-                      "dtype; --kv prints\nthe named values in full.\n\n"
-                      "examples:\n"
-                      "  ckhost inspect model.gguf --tensors\n"
-                      "  ckhost inspect *.gguf --json\n"
-                      "  ckhost inspect model.gguf --kv general.name --kv "
-                      "tokenizer.ggml.tokens\n\n")))
+    if (list_or_parse(args, d, positional_argument("file", po::value(&files), -1), c,
+                      verify ? verify_usage : inspect_usage, options_out))
         return ok;
     if (files.empty()) throw ck::usage_error("missing FILE");
     for (const auto& file : files)

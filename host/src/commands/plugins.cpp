@@ -10,24 +10,23 @@
 namespace ckhost::commands {
 
 using namespace ckhost::cli;
-namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* plugins_usage =
+    "usage: ckhost plugins [--json]\n\nLists every plugin found, loaded or "
+    "skipped: kinds, version, options\nand their choices, the kernel variant "
+    "each selected.\n\n"
+    "examples:\n"
+    "  ckhost plugins\n"
+    "  ckhost --plugin-dir build plugins --json\n\n";
+
+}  // namespace
 
 int plugins(const Args& args, OptionList* options_out) {
     Common c;
     po::options_description d("plugins options");
-    d.add(common_options(c));
-    if (options_out) {
-        *options_out = option_names(d);
-        return ok;
-    }
-    if (parse_or_help(args, d, {}, {}, c,
-                      "usage: ckhost plugins [--json]\n\nLists every plugin found, loaded or "
-                      "skipped: kinds, version, options\nand their choices, the kernel variant "
-                      "each selected.\n\n"
-                      "examples:\n"
-                      "  ckhost plugins\n"
-                      "  ckhost --plugin-dir build plugins --json\n\n"))
-        return ok;
+    if (list_or_parse(args, d, {}, c, plugins_usage, options_out)) return ok;
     apply_globals(c);
     ckhost::PluginRegistry registry(to_paths(c.plugin_dirs));
     return ckhost::run_plugins(registry, c.json, std::cout, std::cerr);

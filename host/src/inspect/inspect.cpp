@@ -254,84 +254,91 @@ json facts_json(const ck::ModelHeader& header) {
     return facts;
 }
 
-int run_inspect(PluginRegistry& registry, const InspectSettings& settings, std::ostream& out,
-                std::ostream& err) {
-    ck::RecordingContext context;
-    OpenedFile opened = open_with_any_reader(registry, settings.file, context);
-    const ck::ModelHeader& h = opened.header;
-    for (const auto& w : context.warnings()) err << "warning: " << w << "\n";
+namespace {
 
-    if (!settings.keys.empty()) {
-        // Every key is looked up before anything is printed: a typo fails the whole request.
-        std::vector<const ck::Value*> values;
-        for (const std::string& key : settings.keys) {
-            values.push_back(h.metadata.find(key));
-            if (values.back()) continue;
-            std::vector<std::string> keys;
-            for (const auto& [k, _] : h.metadata) keys.push_back(k);
-            throw ck::key_error("no such key" + did_you_mean(key, keys), key,
-                                settings.file.string());
-        }
-        if (settings.json) {
-            json doc = json_document("inspect");
-            doc["file"] = settings.file.string();
-            doc["format"] = opened.plugin;
-            json list = json::array();
-            for (std::size_t i = 0; i < values.size(); ++i)
-                list.push_back({{"key", settings.keys[i]},
-                                {"type", std::string(ck::value_type_name(values[i]->type()))},
-                                {"value", value_json(*values[i], SIZE_MAX)}});
-            doc["values"] = list;
-            print_json(out, doc);
-            return 0;
-        }
-        // One key: its value alone, for scripts; several: each under a "KEY (TYPE):" line.
-        for (std::size_t i = 0; i < values.size(); ++i) {
-            if (values.size() > 1)
-                out << settings.keys[i] << " (" << ck::value_type_name(values[i]->type()) << "):\n";
-            print_full_value(*values[i], out);
-        }
-        return 0;
+// --kv: every key is looked up before anything is printed, so that a typo fails the whole
+// request rather than leaving half an answer.
+std::vector<const ck::Value*> requested_values(const ck::ModelHeader& h,
+                                               const InspectSettings& settings) {
+    std::vector<const ck::Value*> values;
+    for (const std::string& key : settings.keys) {
+        values.push_back(h.metadata.find(key));
+        if (values.back()) continue;
+        std::vector<std::string> keys;
+        for (const auto& [k, _] : h.metadata) keys.push_back(k);
+        throw ck::key_error("no such key" + did_you_mean(key, keys), key, settings.file.string());
     }
+    return values;
+}
 
-    auto by_type = bytes_by_type(h);
-    const FileTypeCheck file_type(h);
+// --kv's answer: the values in full, not cut short like the metadata of a whole report.
+void print_requested_values(const OpenedFile& opened, const InspectSettings& settings,
+                            std::ostream& out) {
+    const std::vector<const ck::Value*> values = requested_values(opened.header, settings);
     if (settings.json) {
         json doc = json_document("inspect");
         doc["file"] = settings.file.string();
         doc["format"] = opened.plugin;
-        doc["facts"] = facts_json(h);
-        json meta = json::array();
-        for (const auto& [k, v] : h.metadata) {
-            meta.push_back({{"key", k},
-                            {"type", std::string(ck::value_type_name(v.type()))},
-                            {"value", value_json(v, json_array_head)}});
-            if (k == ck::llama::file_type_key) meta.back()["name"] = file_type.to_json()["name"];
-        }
-        doc["metadata"] = meta;
-        doc["file_type"] = file_type.to_json();
-        json types = json::object();
-        for (const auto& [type, cb] : by_type)
-            types[type] = {{"tensors", cb.first}, {"bytes", cb.second}};
-        doc["bytes_by_type"] = types;
-        doc["tensor_count"] = h.tensors.size();
-        doc["tensor_bytes"] = h.total_bytes();
-        doc["parameters"] = parameter_count(h);
-        if (settings.tensors) {
-            json tensors = json::array();
-            for (const auto& t : h.tensors)
-                tensors.push_back({{"name", t.name},
-                                   {"type", std::string(ck::type_name(t.type))},
-                                   {"type_id", t.type},
-                                   {"shape", t.ne},
-                                   {"bytes", t.nbytes},
-                                   {"offset", t.source_offset}});
-            doc["tensors"] = tensors;
-        }
+        json list = json::array();
+        for (std::size_t i = 0; i < values.size(); ++i)
+            list.push_back({{"key", settings.keys[i]},
+                            {"type", std::string(ck::value_type_name(values[i]->type()))},
+                            {"value", value_json(*values[i], SIZE_MAX)}});
+        doc["values"] = list;
         print_json(out, doc);
-        return 0;
+        return;
     }
+    // One key: its value alone, for scripts; several: each under a "KEY (TYPE):" line.
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        if (values.size() > 1)
+            out << settings.keys[i] << " (" << ck::value_type_name(values[i]->type()) << "):\n";
+        print_full_value(*values[i], out);
+    }
+}
 
+// The whole report for --json (docs/json.md): long arrays cut to their first items.
+json inspect_document(const OpenedFile& opened, const InspectSettings& settings) {
+    const ck::ModelHeader& h = opened.header;
+    const FileTypeCheck file_type(h);
+    json doc = json_document("inspect");
+    doc["file"] = settings.file.string();
+    doc["format"] = opened.plugin;
+    doc["facts"] = facts_json(h);
+    json meta = json::array();
+    for (const auto& [k, v] : h.metadata) {
+        meta.push_back({{"key", k},
+                        {"type", std::string(ck::value_type_name(v.type()))},
+                        {"value", value_json(v, json_array_head)}});
+        if (k == ck::llama::file_type_key) meta.back()["name"] = file_type.to_json()["name"];
+    }
+    doc["metadata"] = meta;
+    doc["file_type"] = file_type.to_json();
+    json types = json::object();
+    for (const auto& [type, cb] : bytes_by_type(h))
+        types[type] = {{"tensors", cb.first}, {"bytes", cb.second}};
+    doc["bytes_by_type"] = types;
+    doc["tensor_count"] = h.tensors.size();
+    doc["tensor_bytes"] = h.total_bytes();
+    doc["parameters"] = parameter_count(h);
+    if (settings.tensors) {
+        json tensors = json::array();
+        for (const auto& t : h.tensors)
+            tensors.push_back({{"name", t.name},
+                               {"type", std::string(ck::type_name(t.type))},
+                               {"type_id", t.type},
+                               {"shape", t.ne},
+                               {"bytes", t.nbytes},
+                               {"offset", t.source_offset}});
+        doc["tensors"] = tensors;
+    }
+    return doc;
+}
+
+// What the text report (inspect_text.hpp) says beyond the header: the file, and what is wrong
+// with general.file_type, if anything.
+TextInspectOptions text_report_options(const OpenedFile& opened, const InspectSettings& settings) {
+    const ck::ModelHeader& h = opened.header;
+    const FileTypeCheck file_type(h);
     TextInspectOptions text;
     text.file = settings.file.string();
     text.format = opened.plugin;
@@ -342,7 +349,22 @@ int run_inspect(PluginRegistry& registry, const InspectSettings& settings, std::
     if (!file_type.stored_value && opened.plugin == "gguf" && !h.tensors.empty())
         text.file_type_missing =
             "general.file_type is not stored; the tensors are " + file_type.mostly_named();
-    print_inspect_text(h, text, out);
+    return text;
+}
+
+}  // namespace
+
+int run_inspect(PluginRegistry& registry, const InspectSettings& settings, std::ostream& out,
+                std::ostream& err) {
+    ck::RecordingContext context;
+    const OpenedFile opened = open_with_any_reader(registry, settings.file, context);
+    for (const auto& w : context.warnings()) err << "warning: " << w << "\n";
+    if (!settings.keys.empty())
+        print_requested_values(opened, settings, out);
+    else if (settings.json)
+        print_json(out, inspect_document(opened, settings));
+    else
+        print_inspect_text(opened.header, text_report_options(opened, settings), out);
     return 0;
 }
 
