@@ -24,11 +24,7 @@ const ck_plugin_descriptor descriptor = ck::describe_plugin(
      .kernel_variant = ck::kernels::plugin_dequant_variant,
      .flags = CK_PLUGIN_FLAG_CONCURRENT});
 
-// Choose the kernel variant when loaded.
-void load() {
-    ck::kernels::plugin_dequant_table();
-}
-
 }  // namespace
 
-CK_PLUGIN_ENTRY_WITH_LOAD(descriptor, load)
+// Choosing the dequant table when loaded fixes the kernel variant as --isa allows.
+CK_PLUGIN_ENTRY_WITH_LOAD(descriptor, ck::kernels::plugin_dequant_table)

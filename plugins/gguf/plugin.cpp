@@ -9,15 +9,17 @@ namespace {
 using namespace ckplugin::gguf;
 
 const ck_option_descriptor options[] = {
-    {"split_max_size", CK_STAGE_WRITER, nullptr, nullptr,
-     "write a llama.cpp split set, shards of at most N M or N G bytes of tensor data (M = "
-     "1000^2, G = 1000^3), as llama-gguf-split --split-max-size"},
-    {"split_max_tensors", CK_STAGE_WRITER, nullptr, nullptr,
-     "write a llama.cpp split set, shards of at most N tensors, as llama-gguf-split "
-     "--split-max-tensors"},
-    {"split_no_tensor_first", CK_STAGE_WRITER, "0", nullptr,
-     "split set whose first shard holds metadata only, as llama-gguf-split "
-     "--no-tensor-first-split (alone: 128 tensors per shard)"},
+    ck::value_option(
+        "split_max_size", CK_STAGE_WRITER,
+        "write a llama.cpp split set, shards of at most N M or N G bytes of tensor data (M = "
+        "1000^2, G = 1000^3), as llama-gguf-split --split-max-size"),
+    ck::value_option(
+        "split_max_tensors", CK_STAGE_WRITER,
+        "write a llama.cpp split set, shards of at most N tensors, as llama-gguf-split "
+        "--split-max-tensors"),
+    ck::switch_option("split_no_tensor_first", CK_STAGE_WRITER,
+                      "split set whose first shard holds metadata only, as llama-gguf-split "
+                      "--no-tensor-first-split (alone: 128 tensors per shard)"),
     {"endian", CK_STAGE_WRITER, "little", "little|big",
      "byte order of the file written: big gives what gguf_convert_endian.py makes for s390x"},
 };

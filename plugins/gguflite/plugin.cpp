@@ -13,14 +13,15 @@ using namespace ckplugin::gguflite;
 const ck_option_descriptor options[] = {
     {"scheme", CK_STAGE_WRITER, "q4", "q8|q4|f16|f32",
      "dtype of 2-D tensors: Q8_per_channel, Q4_per_group_64, F16 or F32"},
-    {"schemes", CK_STAGE_WRITER, nullptr, nullptr,
-     "JSON file mapping tensor names or globs to q8|q4|f16|f32 (overrides scheme)"},
+    ck::value_option("schemes", CK_STAGE_WRITER,
+                     "JSON file mapping tensor names or globs to q8|q4|f16|f32 (overrides scheme)"),
     {"keep", CK_STAGE_WRITER, "f32", "f32|f16",
      "dtype of tensors that cannot take their scheme (1-D, inner dim not a multiple of 64 "
      "for q4)"},
-    {"report", CK_STAGE_WRITER, "0", nullptr,
-     "round-trip check: read the written file back, compare every tensor with the source and "
-     "the fake quantization, print the error and size tables on stderr"},
+    ck::switch_option(
+        "report", CK_STAGE_WRITER,
+        "round-trip check: read the written file back, compare every tensor with the source and "
+        "the fake quantization, print the error and size tables on stderr"),
 };
 
 const ck_plugin_descriptor descriptor = ck::describe_plugin(
@@ -34,11 +35,7 @@ const ck_plugin_descriptor descriptor = ck::describe_plugin(
      .kernel_variant = ck::kernels::plugin_dequant_variant,
      .flags = CK_PLUGIN_FLAG_CONCURRENT});
 
-// Choose the kernel variant when loaded.
-void load() {
-    ck::kernels::plugin_dequant_table();
-}
-
 }  // namespace
 
-CK_PLUGIN_ENTRY_WITH_LOAD(descriptor, load)
+// Choosing the dequant table when loaded fixes the kernel variant as --isa allows.
+CK_PLUGIN_ENTRY_WITH_LOAD(descriptor, ck::kernels::plugin_dequant_table)

@@ -91,6 +91,164 @@ std::vector<std::string> merges_of(const ordered_json& tokenizer, const fs::path
     return merges;
 }
 
+// The tokens named in tokenizer_config.json as the post-processor is read: bos/eos/cls/sep
+// texts, nullopt where the config names none.
+struct SpecialTokenTexts {
+    std::optional<std::string> bos, eos, cls, sep;
+};
+
+// gguf-py's SpecialVocab while it reads the files, one method per file in the converter's
+// order: each later file only adds what the earlier ones left (ids keep their first value) or
+// overrides a flag, so the steps share this state rather than return values.
+class SpecialVocabBuilder {
+  public:
+    SpecialVocabBuilder(const TokenizerFiles& files, std::size_t n_vocab)
+        : n_vocab_(n_vocab),
+          tc_(files.tokenizer_config && files.tokenizer_config->is_object()
+                  ? *files.tokenizer_config
+                  : ordered_json::object()),
+          have_tc_(!tc_.empty()) {}
+
+    // tokenizer.json: the merges, the added tokens, and what its post-processor says about
+    // bos/eos (it may rewrite the config's eos, as the converter does).
+    void read_tokenizer_json(const ordered_json& tj, bool load_merges, const fs::path& file,
+                             ck::Context& context) {
+        if (load_merges) merges_ = merges_of(tj, file);
+        if (tj.contains("added_tokens") && tj["added_tokens"].is_array())
+            added_ = tj["added_tokens"];
+        SpecialTokenTexts texts = special_texts();
+        const auto post = tj.find("post_processor");
+        if (post != tj.end() && post->is_object()) read_post_processor(*post, texts);
+        if (!have_tc_)
+            context.note(
+                "tokenizer.json without tokenizer_config.json: no special token ids from it");
+    }
+
+    // tokenizer_config.json: add_<type>_token flags, and <type>_token texts looked up among
+    // the added tokens for their ids.
+    void read_tokenizer_config() {
+        if (!have_tc_) return;
+        for (const std::string& type : types_) {
+            if (const auto add = tc_.find("add_" + type + "_token");
+                add != tc_.end() && add->is_boolean())
+                put(adds_, type, add->get<bool>());
+            if (const auto content = token_content(type)) set_id_of_added(type, *content);
+        }
+    }
+
+    // config.json: <type>_token_id, where the tokenizer files gave none.
+    void read_config(const ordered_json& config) {
+        for (const std::string& type : types_)
+            if (const auto id = config.find(type + "_token_id"); id != config.end())
+                set_id(type, *id);
+    }
+
+    void write(ck::Metadata& metadata) const {
+        if (!merges_.empty())
+            metadata.set("tokenizer.ggml.merges",
+                         ck::Value::of_array(ck::ArrayValue::of_strings(merges_)));
+        for (const auto& [type, id] : ids_)
+            if (const SpecialType* t = find_type(type))
+                metadata.set(t->id_key, ck::Value::of_u32(id));
+        for (const auto& [type, add] : adds_)
+            if (const SpecialType* t = find_type(type); t && t->has_add_key)
+                metadata.set("tokenizer.ggml.add_" + type + "_token", ck::Value::of_bool(add));
+        if (const auto tmpl = tc_.find("chat_template"); tmpl != tc_.end() && tmpl->is_string())
+            metadata.set("tokenizer.chat_template", ck::Value::of_string(tmpl->get<std::string>()));
+    }
+
+  private:
+    // The config's bos/eos texts, falling back to cls/sep (written back into the config, as
+    // the converter does, so the id lookup later finds them).
+    SpecialTokenTexts special_texts() {
+        SpecialTokenTexts texts{text_of(tc_, "bos_token"), text_of(tc_, "eos_token"),
+                                text_of(tc_, "cls_token"), text_of(tc_, "sep_token")};
+        if (!texts.bos && texts.cls && have_tc_) tc_["bos_token"] = *(texts.bos = texts.cls);
+        if (!texts.eos && texts.sep && have_tc_) tc_["eos_token"] = *(texts.eos = texts.sep);
+        return texts;
+    }
+
+    void read_post_processor(const ordered_json& post, SpecialTokenTexts& texts) {
+        const ordered_json processors =
+            post.contains("processors") ? post["processors"] : ordered_json::array({post});
+        for (const auto& p : processors) {
+            const std::string kind = p.value("type", "");
+            if (kind == "RobertaProcessing") {
+                put(adds_, "bos", true);
+                put(adds_, "eos", true);
+                put(adds_, "sep", true);
+            } else if (kind == "TemplateProcessing" && p.contains("single") &&
+                       p["single"].is_array() && p["single"].size() >= 2) {
+                read_single_template(p["single"], texts);
+            }
+        }
+    }
+
+    // The template for one sequence: a special token first means bos is added, one last means
+    // eos is; without a config those tokens are bos and eos.
+    void read_single_template(const ordered_json& single, SpecialTokenTexts& texts) {
+        if (const auto first = special_token_id(single.front())) {
+            if (!have_tc_) texts.bos = first;
+            put(adds_, "bos", first == texts.bos || first == texts.cls);
+        }
+        if (const auto last = special_token_id(single.back())) {
+            if (!have_tc_)
+                texts.eos = last;
+            else if (last != texts.eos)
+                replace_eos(*last, texts);
+            put(adds_, "eos", last == texts.eos);
+        }
+    }
+
+    // The template ends in another token than the config's eos: that token becomes eos, and
+    // the old eos the end-of-turn token (eot, else eom).
+    void replace_eos(const std::string& last, SpecialTokenTexts& texts) {
+        const char* fallback =
+            std::find(types_.begin(), types_.end(), "eot") == types_.end() ? "eot" : "eom";
+        types_.emplace_back(fallback);
+        if (texts.eos) tc_[std::string(fallback) + "_token"] = *texts.eos;
+        tc_["eos_token"] = last;
+        texts.eos = last;
+    }
+
+    // The text of the config's <type>_token: a string, or an AddedToken object's content.
+    std::optional<std::string> token_content(const std::string& type) const {
+        const auto entry = tc_.find(type + "_token");
+        if (entry == tc_.end()) return std::nullopt;
+        if (entry->is_string()) return entry->get<std::string>();
+        if (entry->is_object() && entry->contains("content") && (*entry)["content"].is_string())
+            return (*entry)["content"].get<std::string>();
+        return std::nullopt;
+    }
+
+    // The id of the first added token with this text, if it has one.
+    void set_id_of_added(const std::string& type, const std::string& content) {
+        for (const auto& token : added_)
+            if (token.is_object() && token.value("content", "") == content) {
+                if (token.contains("id")) set_id(type, token["id"]);
+                return;
+            }
+    }
+
+    // Ids outside the vocabulary are dropped, as the converter drops them; the first id found
+    // for a type stays.
+    void set_id(const std::string& type, const ordered_json& id) {
+        if (!id.is_number_integer() || id.get<std::int64_t>() < 0 ||
+            id.get<std::uint64_t>() >= n_vocab_)
+            return;
+        put(ids_, type, id.get<std::uint32_t>(), true);
+    }
+
+    std::size_t n_vocab_;
+    ordered_json tc_;  // tokenizer_config.json, as the post-processor rewrites it
+    bool have_tc_;     // an empty config counts as none
+    std::vector<std::string> types_ = {"bos", "eos", "unk", "sep", "pad", "cls", "mask"};
+    std::vector<std::pair<std::string, std::uint32_t>> ids_;
+    std::vector<std::pair<std::string, bool>> adds_;
+    std::vector<std::string> merges_;
+    ordered_json added_ = ordered_json::array();
+};
+
 }  // namespace
 
 std::optional<ordered_json> read_json_file(const fs::path& path) {
@@ -114,108 +272,13 @@ bool looks_special(const std::string& t) {
 
 void add_special_vocab(TokenizerFiles files, std::size_t n_vocab, bool load_merges,
                        ck::Context& context, ck::Metadata& metadata) {
-    std::vector<std::string> types = {"bos", "eos", "unk", "sep", "pad", "cls", "mask"};
-    std::vector<std::pair<std::string, std::uint32_t>> ids;
-    std::vector<std::pair<std::string, bool>> adds;
-    auto set_id = [&ids, n_vocab](const std::string& type, const ordered_json& id) {
-        if (!id.is_number_integer() || id.get<std::int64_t>() < 0 ||
-            id.get<std::uint64_t>() >= n_vocab)
-            return;
-        put(ids, type, id.get<std::uint32_t>(), true);
-    };
-    std::vector<std::string> merges;
-    ordered_json added = ordered_json::array();
-    ordered_json tc = files.tokenizer_config && files.tokenizer_config->is_object()
-                          ? *files.tokenizer_config
-                          : ordered_json::object();
-    const bool have_tc = !tc.empty();
-    if (files.tokenizer_json && files.tokenizer_json->is_object()) {
-        const ordered_json& tj = *files.tokenizer_json;
-        if (load_merges) merges = merges_of(tj, files.folder / "tokenizer.json");
-        if (tj.contains("added_tokens") && tj["added_tokens"].is_array())
-            added = tj["added_tokens"];
-        auto special_bos = text_of(tc, "bos_token"), special_eos = text_of(tc, "eos_token");
-        auto special_cls = text_of(tc, "cls_token"), special_sep = text_of(tc, "sep_token");
-        if (!special_bos && special_cls && have_tc) tc["bos_token"] = *(special_bos = special_cls);
-        if (!special_eos && special_sep && have_tc) tc["eos_token"] = *(special_eos = special_sep);
-        const auto post = tj.find("post_processor");
-        if (post != tj.end() && post->is_object()) {
-            const ordered_json processors =
-                post->contains("processors") ? (*post)["processors"] : ordered_json::array({*post});
-            for (const auto& p : processors) {
-                const std::string kind = p.value("type", "");
-                if (kind == "RobertaProcessing") {
-                    put(adds, "bos", true);
-                    put(adds, "eos", true);
-                    put(adds, "sep", true);
-                    continue;
-                }
-                if (kind != "TemplateProcessing" || !p.contains("single") ||
-                    !p["single"].is_array() || p["single"].size() < 2)
-                    continue;
-                const ordered_json& single = p["single"];
-                if (const auto first = special_token_id(single.front())) {
-                    if (!have_tc) special_bos = first;
-                    put(adds, "bos", first == special_bos || first == special_cls);
-                }
-                if (const auto last = special_token_id(single.back())) {
-                    if (!have_tc) {
-                        special_eos = last;
-                    } else if (last != special_eos) {
-                        // The old eos becomes the end-of-turn token (eot, else eom).
-                        const char* fallback =
-                            std::find(types.begin(), types.end(), "eot") == types.end() ? "eot"
-                                                                                        : "eom";
-                        types.emplace_back(fallback);
-                        if (special_eos) tc[std::string(fallback) + "_token"] = *special_eos;
-                        tc["eos_token"] = *last;
-                        special_eos = last;
-                    }
-                    put(adds, "eos", last == special_eos);
-                }
-            }
-        }
-        if (!have_tc)
-            context.note(
-                "tokenizer.json without tokenizer_config.json: no special token ids from it");
-    }
-    if (have_tc) {
-        for (const std::string& type : types) {
-            if (const auto add = tc.find("add_" + type + "_token");
-                add != tc.end() && add->is_boolean())
-                put(adds, type, add->get<bool>());
-            const auto entry = tc.find(type + "_token");
-            if (entry == tc.end()) continue;
-            std::string content;
-            if (entry->is_string())
-                content = entry->get<std::string>();
-            else if (entry->is_object() && entry->contains("content") &&
-                     (*entry)["content"].is_string())
-                content = (*entry)["content"].get<std::string>();
-            else
-                continue;
-            for (const auto& token : added)
-                if (token.is_object() && token.value("content", "") == content) {
-                    if (token.contains("id")) set_id(type, token["id"]);
-                    break;
-                }
-        }
-    }
-    if (files.config && files.config->is_object())
-        for (const std::string& type : types)
-            if (const auto id = files.config->find(type + "_token_id"); id != files.config->end())
-                set_id(type, *id);
-
-    if (!merges.empty())
-        metadata.set("tokenizer.ggml.merges",
-                     ck::Value::of_array(ck::ArrayValue::of_strings(merges)));
-    for (const auto& [type, id] : ids)
-        if (const SpecialType* t = find_type(type)) metadata.set(t->id_key, ck::Value::of_u32(id));
-    for (const auto& [type, add] : adds)
-        if (const SpecialType* t = find_type(type); t && t->has_add_key)
-            metadata.set("tokenizer.ggml.add_" + type + "_token", ck::Value::of_bool(add));
-    if (const auto tmpl = tc.find("chat_template"); tmpl != tc.end() && tmpl->is_string())
-        metadata.set("tokenizer.chat_template", ck::Value::of_string(tmpl->get<std::string>()));
+    SpecialVocabBuilder vocab(files, n_vocab);
+    if (files.tokenizer_json && files.tokenizer_json->is_object())
+        vocab.read_tokenizer_json(*files.tokenizer_json, load_merges,
+                                  files.folder / "tokenizer.json", context);
+    vocab.read_tokenizer_config();
+    if (files.config && files.config->is_object()) vocab.read_config(*files.config);
+    vocab.write(metadata);
 }
 
 }  // namespace ckplugin::hf

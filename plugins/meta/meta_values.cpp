@@ -26,36 +26,38 @@ constexpr std::string_view type_list = "u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bo
                ": expected " + expected);
 }
 
-// from_chars over the whole text: no sign for unsigned types, no leading '+' or spaces, no
-// trailing characters; out of range is reported as such.
+// The whole text as a T, by from_chars: no sign for unsigned types, no leading '+' or spaces,
+// no trailing characters. Integers and floats share it so both refuse the same way: out of
+// range as such (`range` adds what the type holds), anything else as not being `expected`.
 template <class T>
-std::uint64_t integer_bits(std::string_view key, std::string_view text, ValueType type) {
-    using limits = std::numeric_limits<T>;
-    const std::string bounds =
-        std::to_string(+limits::min()) + " to " + std::to_string(+limits::max());
+T parse_whole_number(std::string_view key, std::string_view text, ValueType type,
+                     const std::string& range, const std::string& expected) {
     T v{};
     const char* end = text.data() + text.size();
     const auto [ptr, ec] = std::from_chars(text.data(), end, v);
     if (ec == std::errc::result_out_of_range && ptr == end)
         refuse(option, key_subject(key),
                std::string(text) + " is out of range for " + std::string(value_type_name(type)) +
-                   " (" + bounds + ")");
-    if (ec != std::errc{} || ptr != end)
-        bad_value(key, text, type, "a decimal integer from " + bounds);
+                   range);
+    if (ec != std::errc{} || ptr != end) bad_value(key, text, type, expected);
+    return v;
+}
+
+template <class T>
+std::uint64_t integer_bits(std::string_view key, std::string_view text, ValueType type) {
+    using limits = std::numeric_limits<T>;
+    const std::string bounds =
+        std::to_string(+limits::min()) + " to " + std::to_string(+limits::max());
+    const T v = parse_whole_number<T>(key, text, type, " (" + bounds + ")",
+                                      "a decimal integer from " + bounds);
     // Metadata keeps an integer's own bytes, zero-extended (as the gguf reader does).
     return static_cast<std::make_unsigned_t<T>>(v);
 }
 
 template <class T>
 std::uint64_t float_bits(std::string_view key, std::string_view text, ValueType type) {
-    T v{};
-    const char* end = text.data() + text.size();
-    const auto [ptr, ec] = std::from_chars(text.data(), end, v);
-    if (ec == std::errc::result_out_of_range && ptr == end)
-        refuse(option, key_subject(key),
-               std::string(text) + " is out of range for " + std::string(value_type_name(type)));
-    if (ec != std::errc{} || ptr != end)
-        bad_value(key, text, type, "a decimal number such as 1e-05, or inf or nan");
+    const T v =
+        parse_whole_number<T>(key, text, type, "", "a decimal number such as 1e-05, or inf or nan");
     return std::bit_cast<std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>(v);
 }
 

@@ -7,20 +7,23 @@
 namespace {
 
 const ck_option_descriptor options[] = {
-    {"set", CK_STAGE_TRANSFORM, nullptr, nullptr,
-     "KEY=TYPE:VALUE: give a key a value of an explicit type (u8 i8 u16 i16 u32 i32 u64 i64 f32 "
-     "f64 bool str, or arr:TYPE:V V V)"},
-    {"set_file", CK_STAGE_TRANSFORM, nullptr, nullptr,
-     "KEY=PATH: give a key the text of a UTF-8 file as a str (a chat template)"},
-    {"del", CK_STAGE_TRANSFORM, nullptr, nullptr,
-     "KEY or GLOB: delete the keys it matches (fnmatch; at least one)"},
-    {"rename", CK_STAGE_TRANSFORM, nullptr, nullptr,
-     "OLD=NEW: rename a key, keeping its position and value"},
-    {"rename_tensors", CK_STAGE_TRANSFORM, nullptr, nullptr,
-     "PATTERN=REPLACEMENT: rename tensors by an ECMAScript regular expression ($1 in the "
-     "replacement), every match replaced"},
-    {"special_token", CK_STAGE_TRANSFORM, nullptr, nullptr,
-     "NAME:TEXT: set tokenizer.ggml.NAME_token_id to the id of token TEXT (eos:<|im_end|>)"},
+    ck::value_option(
+        "set", CK_STAGE_TRANSFORM,
+        "KEY=TYPE:VALUE: give a key a value of an explicit type (u8 i8 u16 i16 u32 i32 u64 i64 f32 "
+        "f64 bool str, or arr:TYPE:V V V)"),
+    ck::value_option("set_file", CK_STAGE_TRANSFORM,
+                     "KEY=PATH: give a key the text of a UTF-8 file as a str (a chat template)"),
+    ck::value_option("del", CK_STAGE_TRANSFORM,
+                     "KEY or GLOB: delete the keys it matches (fnmatch; at least one)"),
+    ck::value_option("rename", CK_STAGE_TRANSFORM,
+                     "OLD=NEW: rename a key, keeping its position and value"),
+    ck::value_option(
+        "rename_tensors", CK_STAGE_TRANSFORM,
+        "PATTERN=REPLACEMENT: rename tensors by an ECMAScript regular expression ($1 in the "
+        "replacement), every match replaced"),
+    ck::value_option(
+        "special_token", CK_STAGE_TRANSFORM,
+        "NAME:TEXT: set tokenizer.ggml.NAME_token_id to the id of token TEXT (eos:<|im_end|>)"),
 };
 
 const ck_plugin_descriptor descriptor = ck::describe_plugin(

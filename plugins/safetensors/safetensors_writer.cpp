@@ -51,96 +51,131 @@ std::vector<std::pair<std::string, std::string>> repacked_pairs(const ModelHeade
     return pairs;
 }
 
-}  // namespace
+// Adds one __metadata__ entry. Two keys that would be stored under the same entry are refused:
+// one of them would silently be lost.
+void add_metadata_entry(ordered_json& meta, const std::string& entry, std::string text,
+                        const std::string& from_key) {
+    if (meta.contains(entry))
+        throw key_error(
+            "two metadata keys would both be stored as __metadata__ entry '" + entry + "'",
+            from_key);
+    meta[entry] = std::move(text);
+}
 
-void SafetensorsWriter::prepare(const ModelHeader& header, const fs::path& destination) {
-    path_ = output_path(destination, header);
-    const auto pairs = repacked_pairs(header);
-    std::unordered_set<std::string> codes;
-    for (const auto& [name, format] : pairs) codes.insert(name);
+// Another tool's __metadata__ entry, kept by the reader under foreign_prefix, goes back under
+// its own name (safetensors:safetensors gives back what it read) unless that name now means
+// something else: one of our entries, a tensor, a repacked format, or an entry already made.
+// The value must also be UTF-8, which JSON can hold as it is.
+bool restores_under_own_name(const std::string& name, const Value& value, const ModelHeader& header,
+                             const ordered_json& meta) {
+    return name != format_entry && name != gguf_types_entry && !name.starts_with(gguf_prefix) &&
+           !header.find_tensor(name) && repack::scales_suffix(value.str()).empty() &&
+           !invalid_utf8_at(value.str()) && !meta.contains(name);
+}
 
-    // __metadata__: our format tag, the repacked pairs, then every other key in order.
+// __metadata__: our format tag, the repacked pairs, then every other key in order, with the
+// GGUF type of each in one more entry so a reader gets the same values back.
+ordered_json metadata_entries(const ModelHeader& header, Context& context) {
     ordered_json meta = ordered_json::object();
     ordered_json types = ordered_json::object();
     meta[std::string(format_entry)] = format_value;
-    auto add = [&](const std::string& key, std::string text, const std::string& from) {
-        if (meta.contains(key))
-            throw key_error(
-                "two metadata keys would both be stored as __metadata__ entry '" + key + "'", from);
-        meta[key] = std::move(text);
-    };
     std::size_t replaced_keys = 0;
     for (const auto& [key, value] : header.metadata) {
         if (key.starts_with(repack::metadata_prefix)) {
-            const std::string name = key.substr(repack::metadata_prefix.size());
-            add(name, value.str(), key);
+            add_metadata_entry(meta, key.substr(repack::metadata_prefix.size()), value.str(), key);
             continue;
         }
-        // Another tool's entries come back under their own names (safetensors:safetensors).
         if (key.starts_with(foreign_prefix) && value.type() == ValueType::string) {
             const std::string name = key.substr(foreign_prefix.size());
-            if (name != format_entry && name != gguf_types_entry &&
-                !name.starts_with(gguf_prefix) && !header.find_tensor(name) &&
-                repack::scales_suffix(value.str()).empty() && !invalid_utf8_at(value.str()) &&
-                !meta.contains(name)) {
-                add(name, value.str(), key);
+            if (restores_under_own_name(name, value, header, meta)) {
+                add_metadata_entry(meta, name, value.str(), key);
                 continue;
             }
         }
         bool replaced = false;
-        add(std::string(gguf_prefix) + key, to_json_text(value, replaced), key);
+        add_metadata_entry(meta, std::string(gguf_prefix) + key, to_json_text(value, replaced),
+                           key);
         types[key] = type_label(value);
         if (replaced) ++replaced_keys;
     }
     if (replaced_keys > 0)
-        context_.warn(std::to_string(replaced_keys) +
-                      " metadata value(s) held bytes that are not UTF-8; JSON cannot store them, "
-                      "so they were replaced by U+FFFD");
-    if (!types.empty()) add(std::string(gguf_types_entry), types.dump(), "(types)");
+        context.warn(std::to_string(replaced_keys) +
+                     " metadata value(s) held bytes that are not UTF-8; JSON cannot store them, "
+                     "so they were replaced by U+FFFD");
+    if (!types.empty())
+        add_metadata_entry(meta, std::string(gguf_types_entry), types.dump(), "(types)");
+    return meta;
+}
 
-    ordered_json json = ordered_json::object();
-    json[std::string(metadata_key)] = std::move(meta);
+// The safetensors dtype a tensor is stored as, after the checks a header entry needs: a name
+// JSON can hold and no other tensor has, a type safetensors has, and a size that matches it.
+const Dtype& storable_dtype(const TensorInfo& t, std::unordered_set<std::string_view>& names) {
+    if (t.name == metadata_key) throw tensor_error("this name is reserved by safetensors", t.name);
+    if (invalid_utf8_at(t.name))
+        throw tensor_error("name is not UTF-8, which a safetensors header (JSON) cannot hold",
+                           t.name);
+    if (!names.insert(t.name).second) throw tensor_error("duplicate tensor name", t.name);
+    const Dtype* dtype = dtype_for(t.type);
+    if (!dtype)
+        throw tensor_error("type " + std::string(type_name(t.type)) +
+                               " has no safetensors dtype (F64, F32, F16, BF16, I64, I32, I16, I8, "
+                               "U8); repack[to=int8] or dequant it first",
+                           t.name);
+    const auto bytes = tensor_bytes(t.type, t.ne);
+    if (!bytes || *bytes != t.nbytes)
+        throw tensor_error("byte size " + std::to_string(t.nbytes) + " does not match type " +
+                               std::string(type_name(t.type)) + " and shape " + t.shape_string(),
+                           t.name);
+    return *dtype;
+}
+
+// One header entry per tensor, in order, the data packed without gaps (the format allows
+// none); repacked codes are declared U8, whatever type carries them. Fills `tensors` (name,
+// bytes) for write() and returns the size of the data section.
+std::uint64_t add_tensor_entries(ordered_json& json, const ModelHeader& header,
+                                 const std::unordered_set<std::string>& codes,
+                                 std::vector<std::pair<std::string, std::uint64_t>>& tensors) {
     std::unordered_set<std::string_view> names;
-    tensors_.clear();
+    tensors.clear();
     std::uint64_t offset = 0;
     for (const TensorInfo& t : header.tensors) {
-        if (t.name == metadata_key)
-            throw tensor_error("this name is reserved by safetensors", t.name);
-        if (invalid_utf8_at(t.name))
-            throw tensor_error("name is not UTF-8, which a safetensors header (JSON) cannot hold",
-                               t.name);
-        if (!names.insert(t.name).second) throw tensor_error("duplicate tensor name", t.name);
-        const Dtype* dtype = dtype_for(t.type);
-        if (!dtype)
-            throw tensor_error(
-                "type " + std::string(type_name(t.type)) +
-                    " has no safetensors dtype (F64, F32, F16, BF16, I64, I32, I16, I8, "
-                    "U8); repack[to=int8] or dequant it first",
-                t.name);
-        const auto bytes = tensor_bytes(t.type, t.ne);
-        if (!bytes || *bytes != t.nbytes)
-            throw tensor_error("byte size " + std::to_string(t.nbytes) + " does not match type " +
-                                   std::string(type_name(t.type)) + " and shape " +
-                                   t.shape_string(),
-                               t.name);
-        json[t.name] = {{"dtype", codes.count(t.name) ? "U8" : dtype->name},
+        const Dtype& dtype = storable_dtype(t, names);
+        json[t.name] = {{"dtype", codes.count(t.name) ? "U8" : dtype.name},
                         {"shape", reversed(t.ne)},
                         {"data_offsets", {offset, offset + t.nbytes}}};
-        tensors_.emplace_back(t.name, t.nbytes);
+        tensors.emplace_back(t.name, t.nbytes);
         offset += t.nbytes;
     }
+    return offset;
+}
 
+// What comes before the data: the header's length (8 bytes, little-endian), then the header,
+// padded with spaces so the data starts aligned.
+std::string header_preamble(const ordered_json& json, Context& context) {
     std::string text = json.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
     text.append((data_alignment - (8 + text.size()) % data_alignment) % data_alignment, ' ');
     if (text.size() > reference_header_limit)
-        context_.warn("the safetensors header is " + std::to_string(text.size()) +
-                      " bytes; Hugging Face's safetensors library refuses headers over " +
-                      std::to_string(reference_header_limit));
-    preamble_.assign(8, '\0');
+        context.warn("the safetensors header is " + std::to_string(text.size()) +
+                     " bytes; Hugging Face's safetensors library refuses headers over " +
+                     std::to_string(reference_header_limit));
+    std::string preamble(8, '\0');
     boost::endian::endian_store<std::uint64_t, 8, boost::endian::order::little>(
-        reinterpret_cast<unsigned char*>(preamble_.data()), text.size());
-    preamble_ += text;
-    conventions::report_output_bytes(context_, path_, preamble_.size() + offset);
+        reinterpret_cast<unsigned char*>(preamble.data()), text.size());
+    return preamble + text;
+}
+
+}  // namespace
+
+void SafetensorsWriter::prepare(const ModelHeader& header, const fs::path& destination) {
+    path_ = output_path(destination, header);
+    std::unordered_set<std::string> codes;
+    for (const auto& [name, format] : repacked_pairs(header)) codes.insert(name);
+
+    ordered_json json = ordered_json::object();
+    json[std::string(metadata_key)] = metadata_entries(header, context_);
+    const std::uint64_t data_bytes = add_tensor_entries(json, header, codes, tensors_);
+    preamble_ = header_preamble(json, context_);
+    conventions::report_output_bytes(context_, path_, preamble_.size() + data_bytes);
 }
 
 void SafetensorsWriter::begin(OutputSink& out) {

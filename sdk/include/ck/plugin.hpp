@@ -169,8 +169,10 @@ typedef const ck_plugin_descriptor* (*ck_plugin_descriptor_fn)(void);
     }
 
 // The same for a plugin with work to do when it is loaded (choosing its kernel variants, which
-// follow --isa): `on_load` is called, then `descriptor` returned. No plugin writes the exported
-// function by hand.
+// follow --isa): `on_load` is called, then `descriptor` returned. `on_load` is anything callable
+// with no arguments, its result ignored, so a plugin that only needs a kernel table chosen names
+// the table's getter (ck::kernels::plugin_dequant_table) rather than wrapping it. No plugin
+// writes the exported function by hand.
 #define CK_PLUGIN_ENTRY_WITH_LOAD(descriptor, on_load)                        \
     CK_PLUGIN_EXPORT const ck_plugin_descriptor* ckhost_plugin_descriptor() { \
         on_load();                                                            \
@@ -205,6 +207,24 @@ Transform* transform_factory(const Options& options, Context& context) {
 template <class Stage>
 Writer* writer_factory(const Options& options, Context& context) {
     return construct_stage<Stage>(options, context);
+}
+
+// Rows of a plugin's option table for the two kinds most options are, so that a table says
+// what each option takes instead of spelling out the nullptr fields: {value_option("map",
+// CK_STAGE_WRITER, "where to write it"), switch_option("strict", CK_STAGE_WRITER, "refuse
+// ..."), {"to", CK_STAGE_TRANSFORM, "f32", "f32|f16", "target type"}}. An option with a default
+// or a list of choices is written out as a whole row.
+
+// A free value (a path, a pattern, a number, KEY=VALUE) with no default shown in help.
+constexpr ck_option_descriptor value_option(const char* name, std::uint32_t stages,
+                                            const char* help) {
+    return {name, stages, nullptr, nullptr, help};
+}
+
+// An on/off switch, off unless given; read with Options::get_bool(name, false).
+constexpr ck_option_descriptor switch_option(const char* name, std::uint32_t stages,
+                                             const char* help) {
+    return {name, stages, "0", nullptr, help};
 }
 
 // Who the plugin is: its stage name (equal to the library's base name), version and summary.
