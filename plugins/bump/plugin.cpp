@@ -1,42 +1,34 @@
 // The bump plugin: C-Kernel-Engine's bump v3 weight file (`BUMPWGT3`) with its config.json, and
 // with version=4 its bump v4 file (`BUMPWGT4`) with the manifest, map and config.json, as a
 // writer (byte-identical to the reference converters, with the fixes listed in README.md) and a
-// reader (inspect, verify).
+// reader (inspect, verify). Which version's reader or writer runs is decided in
+// bump_versions.cpp.
 #include "ck/plugin.hpp"
-#include "bump_format.hpp"
-#include "bump_reader.hpp"
-#include "bump_v4_writer.hpp"
-#include "bump_writer.hpp"
-#include "ck/error.hpp"
+#include "bump_versions.hpp"
 #include "ck/kernels/dequant.hpp"
 
 namespace {
 
 using namespace ckplugin::bump;
 
-// v3 stays the default: today's pipelines and goldens keep their meaning.
-ck::Writer* create_writer(const ck::Options& options, ck::Context& context) {
-    const std::string version = options.get("version", "3");
-    if (version == "3") return ck::writer_factory<BumpWriter>(options, context);
-    if (version == "4") return ck::writer_factory<BumpV4Writer>(options, context);
-    throw ck::usage_error("option version=" + version + ": expected 3 or 4");
-}
-
 const ck_option_descriptor options[] = {
     {"version", CK_STAGE_WRITER, "3", "3|4",
      "bump format version: 3 (BUMPWGT3 + config.json) or 4 (BUMPWGT4 + manifest, map, config)"},
-    {"context", CK_STAGE_WRITER, nullptr, nullptr,
-     "context length N for the header and config.json (overrides <arch>.context_length)"},
-    {"context_ok", CK_STAGE_WRITER, "0", nullptr,
-     "write a context=N whose zero position embeddings outweigh the rest of the file"},
-    {"strict", CK_STAGE_WRITER, "0", nullptr,
-     "refuse an untied output.weight instead of dropping it with a warning"},
-    {"config", CK_STAGE_WRITER, nullptr, nullptr,
-     "where to write config.json (default: beside the bump file)"},
-    {"manifest", CK_STAGE_WRITER, nullptr, nullptr,
-     "version=4: where to write weights_manifest.json (default: beside the bump file)"},
-    {"map", CK_STAGE_WRITER, nullptr, nullptr,
-     "version=4: where to write weights_map.json (default: beside the bump file)"},
+    ck::value_option(
+        "context", CK_STAGE_WRITER,
+        "context length N for the header and config.json (overrides <arch>.context_length)"),
+    ck::switch_option("context_ok", CK_STAGE_WRITER,
+                      "write a context=N whose zero position embeddings outweigh the rest of the "
+                      "file"),
+    ck::switch_option("strict", CK_STAGE_WRITER,
+                      "refuse an untied output.weight instead of dropping it with a warning"),
+    ck::value_option("config", CK_STAGE_WRITER,
+                     "where to write config.json (default: beside the bump file)"),
+    ck::value_option(
+        "manifest", CK_STAGE_WRITER,
+        "version=4: where to write weights_manifest.json (default: beside the bump file)"),
+    ck::value_option("map", CK_STAGE_WRITER,
+                     "version=4: where to write weights_map.json (default: beside the bump file)"),
 };
 
 const ck_plugin_descriptor descriptor = ck::describe_plugin(
@@ -50,11 +42,8 @@ const ck_plugin_descriptor descriptor = ck::describe_plugin(
      .create_writer = create_writer,
      .flags = CK_PLUGIN_FLAG_CONCURRENT});
 
-// v4 dequantizes: choose the kernel variant when loaded.
-void load() {
-    ck::kernels::plugin_dequant_table();
-}
-
 }  // namespace
 
-CK_PLUGIN_ENTRY_WITH_LOAD(descriptor, load)
+// v4 dequantizes: choosing the dequant table when loaded fixes the kernel variant as --isa
+// allows.
+CK_PLUGIN_ENTRY_WITH_LOAD(descriptor, ck::kernels::plugin_dequant_table)

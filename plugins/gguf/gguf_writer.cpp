@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <unordered_set>
 
-#include "ck/conventions/output_bytes.hpp"
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/support/destination.hpp"
@@ -40,8 +39,8 @@ std::uint64_t checked_alignment(const Metadata& meta) {
     const Value* v = meta.find(alignment_key);
     if (!v) return default_alignment;
     if (v->type() != ValueType::u32 || !is_power_of_two(v->raw()))
-        throw Error("general.alignment must be a u32 power of two, got " + v->to_display(), {}, {},
-                    "key 'general.alignment'");
+        throw key_error("general.alignment must be a u32 power of two, got " + v->to_display(),
+                        "general.alignment");
     return v->raw();
 }
 
@@ -76,22 +75,22 @@ ModelHeader storable_header(const ModelHeader& header) {
     std::unordered_set<std::string_view> names;
     for (std::size_t i = 0; i < out.tensors.size(); ++i) {
         const TensorInfo& t = out.tensors[i];
-        std::string subject = tensor_subject(t.name);
         const TypeInfo* info = find_type(t.type);
         if (!info || info->removed)
-            throw Error("type id " + std::to_string(t.type) + " cannot be stored in GGUF", {}, {},
-                        subject);
+            throw tensor_error("type id " + std::to_string(t.type) + " cannot be stored in GGUF",
+                               t.name);
         if (t.name.size() > max_name_bytes)
-            throw Error("name longer than 63 bytes cannot be stored in GGUF", {}, {}, subject);
-        if (!names.insert(t.name).second) throw Error("duplicate tensor name", {}, {}, subject);
+            throw tensor_error("name longer than 63 bytes cannot be stored in GGUF", t.name);
+        if (!names.insert(t.name).second) throw tensor_error("duplicate tensor name", t.name);
         if (t.ne.size() > max_dims)
-            throw Error(std::to_string(t.ne.size()) + " dimensions; GGUF stores at most 4", {}, {},
-                        subject);
+            throw tensor_error(std::to_string(t.ne.size()) + " dimensions; GGUF stores at most 4",
+                               t.name);
         auto bytes = tensor_bytes(t.type, t.ne);
         if (!bytes || *bytes != t.nbytes)
-            throw Error("byte size " + std::to_string(t.nbytes) + " does not match type " +
-                            std::string(type_name(t.type)) + " and shape " + t.shape_string(),
-                        {}, {}, subject);
+            throw tensor_error("byte size " + std::to_string(t.nbytes) + " does not match type " +
+                                   std::string(type_name(t.type)) + " and shape " +
+                                   t.shape_string(),
+                               t.name);
         quantized = quantized || info->quantized;
     }
     // A GGUF source without the key was written that way by ggml (which reads it fine), and
@@ -138,7 +137,7 @@ void GgufWriter::prepare(const ModelHeader& header, const fs::path& destination)
     if (order_ == ByteOrder::big) swap_header(preamble_, ByteOrder::little);
     preamble_.resize(align_up(preamble_.size(), alignment_), std::byte{0});
     // Every tensor is padded to the alignment, the last one too (as ggml writes it).
-    conventions::report_output_bytes(context_, path_, preamble_.size() + offset);
+    context_.state_output_size(path_, preamble_.size() + offset);
 }
 
 void GgufWriter::begin(OutputSink& out) {

@@ -6,7 +6,6 @@
 #include <limits>
 #include <memory>
 
-#include "ck/conventions/output_bytes.hpp"
 #include "ck/error.hpp"
 #include "ck/kernels/float_convert.hpp"
 #include "ck/parallel.hpp"
@@ -115,7 +114,7 @@ void GgufLiteWriter::prepare(const ModelHeader& header, const fs::path& destinat
     // The layout is fixed now, so the size table and the fallbacks are known even for
     // --dry-run.
     context_.report("gguflite.sizes", sizes_json(sizes_));
-    conventions::report_output_bytes(context_, path_, sizes_.total());
+    context_.state_output_size(path_, sizes_.total());
     context_.report("gguflite.fallbacks", fallbacks_json(plans_));
     std::size_t unexpected = 0;  // 1-D norms staying F32 is the normal case, not worth a warning
     for (const TensorPlan& p : plans_) unexpected += !p.fallback.empty() && p.dims.size() >= 2;
@@ -136,7 +135,7 @@ void GgufLiteWriter::begin(OutputSink& out) {
 void GgufLiteWriter::write(std::size_t index, const TensorView& tensor) {
     const TensorPlan& p = plans_.at(index);
     const std::string subject = tensor_subject(p.name);
-    if (index != next_) throw Error("tensors must arrive in header order", {}, {}, subject);
+    if (index != next_) throw tensor_error("tensors must arrive in header order", p.name);
     support::check_tensor_bytes(tensor, p.source_bytes, p.name);
     const std::uint64_t start = file_->size();
     if (start != data_start_ + p.offset)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 #include <unordered_set>
@@ -336,10 +337,10 @@ void Meta::rename_tensors(ModelHeader& header, std::vector<std::string>& done) c
     done.push_back("renamed " + std::to_string(renames.size()) + " tensors");
     // --dry-run shows these beside each tensor. A name that is both an old and a new one (a->b,
     // b->c) is a tensor of the output: what it was renamed from is what to say of it.
-    nlohmann::ordered_json why = nlohmann::ordered_json::object();
+    std::map<std::string, std::string> why;
     for (const auto& [from, to] : renames) why[from] = "renamed to '" + to + "'";
     for (const auto& [from, to] : renames) why[to] = "renamed from '" + from + "'";
-    context_.report("meta.why", why.dump());
+    for (auto& [tensor, reason] : why) context_.explain(tensor, std::move(reason));
 }
 
 }  // namespace ckplugin::meta

@@ -18,6 +18,7 @@
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/llama/file_type.hpp"
+#include "ck/llama/hparams.hpp"
 #include "ck/llama/tensors.hpp"
 #include "ck/metadata.hpp"
 #include "ck/support/tensor_io.hpp"
@@ -218,39 +219,6 @@ std::optional<std::string> kept_as_is(const ck::TensorInfo& t, const MixSettings
     return std::nullopt;
 }
 
-// A count from the metadata: an integer, or (per-layer values) layer 0 of an integer array, as
-// llama.cpp's n_head(0) reads it. nullopt when absent.
-std::optional<std::uint32_t> read_count(const ck::Metadata& md, const std::string& key,
-                                        const std::string& file) {
-    const ck::Value* v = md.find(key);
-    if (!v) return std::nullopt;
-    const auto bad = [&](const std::string& why) { return ck::key_error(why, key, file); };
-    std::optional<std::uint64_t> n;
-    if (v->type() == ck::ValueType::array) {
-        const ck::ArrayValue& a = v->array();
-        const ck::ValueType et = a.element_type();
-        const bool integer = et == ck::ValueType::u8 || et == ck::ValueType::u16 ||
-                             et == ck::ValueType::u32 || et == ck::ValueType::u64 ||
-                             et == ck::ValueType::i8 || et == ck::ValueType::i16 ||
-                             et == ck::ValueType::i32 || et == ck::ValueType::i64;
-        if (!integer || a.size() == 0)
-            throw bad("expected an integer or a non-empty integer array");
-        const std::uint64_t raw = a.raw_at(0);
-        const std::size_t bits = ck::value_type_size(et) * 8;
-        const bool is_signed = et == ck::ValueType::i8 || et == ck::ValueType::i16 ||
-                               et == ck::ValueType::i32 || et == ck::ValueType::i64;
-        if (is_signed && ((raw >> (bits - 1)) & 1))
-            throw bad("expected a count, found a negative number");
-        n = raw;
-    } else {
-        if (!v->is_integer()) throw bad("expected an integer, found " + v->to_display());
-        n = v->as_uint();
-        if (!n) throw bad("expected a count, found " + v->to_display());
-    }
-    if (*n > 0xffffffffu) throw bad("count " + std::to_string(*n) + " is too large");
-    return static_cast<std::uint32_t>(*n);
-}
-
 struct Pick {
     std::uint32_t type;
     std::string rule;
@@ -304,20 +272,22 @@ class Planner {
 
     std::string key(std::string_view suffix) const { return arch_ + "." + std::string(suffix); }
 
-    // The hyperparameters llama_model_quantize_impl loads (llama_hparams).
+    // The hyperparameters llama_model_quantize_impl loads (llama_hparams); a per-layer head
+    // count counts as its layer 0, as llama.cpp's n_head(0) reads it.
     void read_model() {
-        const ck::Value* arch = header_.metadata.find("general.architecture");
-        if (!arch || arch->type() != ck::ValueType::string)
-            throw ck::Error("the mixture rules need the model's architecture", header_.source, {},
-                            "key 'general.architecture'");
-        arch_ = arch->str();
-        n_layer_ = read_count(header_.metadata, key("block_count"), header_.source);
+        const ck::llama::Hyperparameters hp =
+            ck::llama::read_hyperparameters(header_.metadata, header_.source);
+        if (!hp.arch_stated)
+            throw ck::key_error("the mixture rules need the model's architecture",
+                                "general.architecture", header_.source);
+        arch_ = hp.arch;
+        n_layer_ = hp.block_count;
         if (!n_layer_)
             throw ck::key_error("the mixture rules need the layer count", key("block_count"),
                                 header_.source);
-        n_head_ = read_count(header_.metadata, key("attention.head_count"), header_.source);
-        n_head_kv_ = read_count(header_.metadata, key("attention.head_count_kv"), header_.source);
-        n_expert_ = read_count(header_.metadata, key("expert_count"), header_.source).value_or(0);
+        if (hp.head_count) n_head_ = hp.head_count->first();
+        if (hp.head_count_kv) n_head_kv_ = hp.head_count_kv->first();
+        n_expert_ = hp.expert_count;
         falcon_ = arch_ == "falcon";
     }
 

@@ -31,6 +31,10 @@ const ck_option_descriptor options[] = {
      "dequantize already quantized tensors exactly, then quantize them (--allow-requantize)"},
     {"keep_quantized", CK_STAGE_TRANSFORM, "0", nullptr,
      "copy already quantized tensors as they are"},
+    {"order", CK_STAGE_TRANSFORM, nullptr, "llama|input",
+     "tensor order: llama (llama-quantize's: tensors without a layer first, then by layer, by "
+     "name within a layer; file type keys last; the default with mix) or input (the default "
+     "with to)"},
     ck::TensorFilter::only_option(CK_STAGE_TRANSFORM),
     ck::TensorFilter::skip_option(CK_STAGE_TRANSFORM),
 };

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "ck/kernels/dequant.hpp"
 #include "ck/kernels/quantize.hpp"
 #include "ck/llama/file_type.hpp"
+#include "ck/llama/tensors.hpp"
 #include "ck/parallel.hpp"
 #include "ck/stage.hpp"
 #include "ck/suggest.hpp"
@@ -118,6 +120,12 @@ Quantize::Quantize(const ck::Options& options, ck::Context& context)
                                       " works with mix=NAME only");
         target_ = target_type("to", to.empty() ? "q8_0" : to);
     }
+    // llama-quantize's file by default with a mixture; with one type the input's order, which
+    // is what convert_hf_to_gguf.py writes for --outtype q8_0.
+    const std::string order = options.get("order", settings_ ? "llama" : "input");
+    if (order != "llama" && order != "input")
+        throw ck::usage_error("quantize: order=" + order + ": expected llama or input");
+    llama_order_ = order == "llama";
 }
 
 ck::ModelHeader Quantize::plan(const ck::ModelHeader& in) {
@@ -174,12 +182,37 @@ ck::ModelHeader Quantize::plan(const ck::ModelHeader& in) {
             out.metadata.set(std::string(ck::llama::file_type_key), ck::Value::of_u32(*file_type));
     }
     report(in, out, rules, file_type);
+    source_.clear();
+    if (llama_order_) use_llama_layout(out, file_type);
     return out;
 }
 
+void Quantize::use_llama_layout(ck::ModelHeader& out, std::optional<std::uint32_t> file_type) {
+    source_.resize(out.tensors.size());
+    std::iota(source_.begin(), source_.end(), std::size_t{0});
+    std::stable_sort(source_.begin(), source_.end(), [&](std::size_t a, std::size_t b) {
+        return ck::llama::loader_order_less(out.tensors[a].name, out.tensors[b].name);
+    });
+    std::vector<ck::TensorInfo> ordered;
+    ordered.reserve(out.tensors.size());
+    for (std::size_t i : source_) ordered.push_back(std::move(out.tensors[i]));
+    out.tensors = std::move(ordered);
+    // gguf_set_val_* removes a key and appends it: these two end the metadata, in this order.
+    const std::string version_key(ck::llama::quantization_version_key);
+    const std::string type_key(ck::llama::file_type_key);
+    out.metadata.erase(version_key);
+    out.metadata.set(version_key, ck::Value::of_u32(ck::llama::quantization_version));
+    if (const ck::Value* v = out.metadata.find(type_key); v || file_type) {
+        const ck::Value value = file_type ? ck::Value::of_u32(*file_type) : *v;
+        out.metadata.erase(type_key);
+        out.metadata.set(type_key, value);
+    }
+}
+
 ck::TensorView Quantize::apply(std::size_t index, const ck::Upstream& upstream) {
-    ck::TensorView in = upstream(index);
-    const auto& job = jobs_.at(index);
+    const std::size_t from = source_.empty() ? index : source_.at(index);
+    ck::TensorView in = upstream(from);
+    const auto& job = jobs_.at(from);
     if (!job) return in;
     // Every dequant variant is bit-exact, so the fastest widening gives ggml's values too
     // (for a quantized input: exactly what llama-quantize's dequantization gives).
@@ -264,13 +297,12 @@ void Quantize::plan_tensor(const ck::ModelHeader& in, std::size_t i, std::uint32
     jobs_[i] = Job{t.type, to, row_length, t.elements() / row_length, encode};
 }
 
-// The "quantize" report (each tensor's types, rule and sizes; bits per weight) and
-// "quantize.why" (tensor -> rule), which --dry-run prints beside each tensor.
+// The "quantize" report (each tensor's types, rule and sizes; bits per weight), and each
+// tensor's rule as its reason (Context::explain), which --dry-run prints beside the tensor.
 void Quantize::report(const ck::ModelHeader& in, const ck::ModelHeader& out,
                       const std::vector<std::string>& rules,
                       std::optional<std::uint32_t> file_type) {
     nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
-    nlohmann::ordered_json why = nlohmann::ordered_json::object();
     std::uint64_t elements = 0, bytes_in = 0, bytes_out = 0;
     for (std::size_t i = 0; i < in.tensors.size(); ++i) {
         const ck::TensorInfo &a = in.tensors[i], &b = out.tensors[i];
@@ -280,7 +312,7 @@ void Quantize::report(const ck::ModelHeader& in, const ck::ModelHeader& out,
                            {"rule", rules[i]},
                            {"bytes_in", a.nbytes},
                            {"bytes_out", b.nbytes}});
-        why[a.name] = rules[i];
+        context_.explain(a.name, rules[i]);
         elements += a.elements();
         bytes_in += a.nbytes;
         bytes_out += b.nbytes;
@@ -300,7 +332,6 @@ void Quantize::report(const ck::ModelHeader& in, const ck::ModelHeader& out,
           {"bits_per_weight", bpw(bytes_out)}}},
         {"tensors", tensors}};
     context_.report("quantize", r.dump());
-    context_.report("quantize.why", why.dump());
 }
 
 }  // namespace ckplugin::quantize

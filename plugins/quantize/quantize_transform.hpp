@@ -38,18 +38,24 @@ class Quantize final : public ck::Transform {
 
     // Plans tensor i of `in` to become `to`, or leaves it (rule says why) when it cannot.
     void plan_tensor(const ck::ModelHeader& in, std::size_t i, std::uint32_t to, std::string& rule);
-    // The "quantize" report (each tensor's types, rule and sizes; bits per weight) and
-    // "quantize.why" (tensor -> rule), which --dry-run prints beside each tensor.
+    // The "quantize" report (each tensor's types, rule and sizes; bits per weight),
+    // and each tensor's rule as its reason (Context::explain), which --dry-run prints.
     void report(const ck::ModelHeader& in, const ck::ModelHeader& out,
                 const std::vector<std::string>& rules, std::optional<std::uint32_t> file_type);
+    // Gives `out` llama-quantize's layout (order=llama): its tensors in llama.cpp's loader
+    // order and general.quantization_version, general.file_type last, as llama-quantize's
+    // gguf_set_* calls leave them. Records which input tensor each output index is.
+    void use_llama_layout(ck::ModelHeader& out, std::optional<std::uint32_t> file_type);
 
     ck::TensorFilter filter_;
     ck::Context& context_;
     bool requantize_;
     bool keep_quantized_;
-    std::optional<MixSettings> settings_;  // mix=NAME
-    std::uint32_t target_ = 0;             // to=TYPE
-    std::vector<std::optional<Job>> jobs_;
+    std::optional<MixSettings> settings_;   // mix=NAME
+    std::uint32_t target_ = 0;              // to=TYPE
+    std::vector<std::optional<Job>> jobs_;  // by input index
+    bool llama_order_ = false;
+    std::vector<std::size_t> source_;  // input index of each output index (order=llama)
 };
 
 }  // namespace ckplugin::quantize

@@ -6,7 +6,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ck/conventions/output_bytes.hpp"
 #include "ck/conventions/repacked.hpp"
 #include "ck/error.hpp"
 #include "ck/safetensors/format.hpp"
@@ -175,7 +174,7 @@ void SafetensorsWriter::prepare(const ModelHeader& header, const fs::path& desti
     json[std::string(metadata_key)] = metadata_entries(header, context_);
     const std::uint64_t data_bytes = add_tensor_entries(json, header, codes, tensors_);
     preamble_ = header_preamble(json, context_);
-    conventions::report_output_bytes(context_, path_, preamble_.size() + data_bytes);
+    context_.state_output_size(path_, preamble_.size() + data_bytes);
 }
 
 void SafetensorsWriter::begin(OutputSink& out) {

@@ -27,6 +27,14 @@ void RecordingContext::note(std::string message) {
     std::lock_guard lock(mutex_);
     notes_.push_back(std::move(message));
 }
+void RecordingContext::explain(std::string tensor, std::string reason) {
+    std::lock_guard lock(mutex_);
+    reasons_[std::move(tensor)].push_back(std::move(reason));
+}
+void RecordingContext::state_output_size(const std::filesystem::path& file, std::uint64_t bytes) {
+    std::lock_guard lock(mutex_);
+    output_sizes_[file] = bytes;
+}
 void RecordingContext::record_report(std::string key, std::string json_value) {
     std::lock_guard lock(mutex_);
     reports_[std::move(key)] = std::move(json_value);

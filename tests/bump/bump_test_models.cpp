@@ -6,7 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "bump_reader.hpp"
+#include "bump_versions.hpp"
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
 #include "gguf_reader.hpp"

@@ -30,21 +30,25 @@ ModelBuilder sample() {
 
 // Converts `model` with `pipeline` and checks the refusal: exit 1, every fragment in the one
 // error line, no output (the target directory did not exist and must not exist afterwards).
-void expect_refusal(const ModelBuilder& model, const std::vector<std::string>& fragments,
-                    const std::string& pipeline = "gguf:bump") {
+// Returns the suggested pipeline, "" when none was printed.
+std::string expect_refusal(const ModelBuilder& model, const std::vector<std::string>& fragments,
+                           const std::string& pipeline = "gguf:bump") {
     cktest::TempDir in, out;
     model.write(in / "model.gguf");
     auto r = cktest::run_ckhost({"--pipeline", pipeline, "-i", (in / "model.gguf").string(), "-o",
                                  (out / "bump").string() + "/"});
     BOOST_TEST(r.exit_code == 1, r.err);
-    // One error line, and the suggested pipeline's when one plans (a dequant stage; quoted for
-    // the shell only when it needs quotes).
-    BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') ==
-                   1 + (contains(r.err, "\nckhost: suggestion: --pipeline gguf:dequant:") ||
-                        contains(r.err, "\nckhost: suggestion: --pipeline 'gguf:dequant:")),
+    // One error line, and one suggested pipeline's when one plans (the first of the remedies
+    // the error names that plans; quoted for the shell only when it needs quotes).
+    const std::string prefix = "\nckhost: suggestion: --pipeline ";
+    const auto at = r.err.find(prefix);
+    BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1 + (at != std::string::npos),
                r.err);
     for (const auto& f : fragments) BOOST_TEST(contains(r.err, f), "'" << f << "' in: " << r.err);
     BOOST_TEST(out.entries().empty(), "left behind: " << out.entries().size() << " entries");
+    if (at == std::string::npos) return "";
+    const auto from = at + prefix.size();
+    return r.err.substr(from, r.err.find(" (it plans", from) - from);
 }
 
 }  // namespace
@@ -102,15 +106,26 @@ BOOST_AUTO_TEST_CASE(wrong_shapes_give_expected_and_actual) {
     }
 }
 
-BOOST_AUTO_TEST_CASE(an_f16_weight_suggests_dequant) {
+BOOST_AUTO_TEST_CASE(an_f16_weight_gets_the_remedies_in_stage_terms) {
+    // F16 (and BF16): README.md's quantize stage, bump v4, or dequant, in stage terms only (the
+    // plugin cannot know the pipeline: the host puts the first that plans into it).
     ModelBuilder m = sample();
     m.set_zeros("blk.0.attn_q.weight", f16, {256, 256});
-    expect_refusal(m,
-                   {"tensor 'blk.0.attn_q.weight'", "f16", "f32, q4_K or q6_K", "dequant[to=f32]"});
-    // Other quantizations too, with the same advice.
+    BOOST_TEST(expect_refusal(m, {"tensor 'blk.0.attn_q.weight'", "f16", "f32, q4_K or q6_K",
+                                  "`quantize[mix=q4_k_m]`", "`bump[version=4]`",
+                                  "`dequant[to=f32]`"}) == "'gguf:quantize[mix=q4_k_m]:bump'");
+    // Other quantizations: dequant.
     ModelBuilder q = sample();
     q.set_zeros("token_embd.weight", q8_0, {256, 1024});
-    expect_refusal(q, {"tensor 'token_embd.weight'", "q8_0", "dequant[to=f32]"});
+    BOOST_TEST(expect_refusal(q, {"tensor 'token_embd.weight'", "q8_0", "`dequant[to=f32]`"}) ==
+               "'gguf:dequant[to=f32]:bump'");
+    // No pipeline is written into the message itself: the one suggestion is the host's.
+    cktest::TempDir in, out;
+    q.write(in / "model.gguf");
+    auto r = cktest::run_ckhost({"--pipeline", "gguf:bump", "-i", (in / "model.gguf").string(),
+                                 "-o", (out / "b").string() + "/"});
+    BOOST_TEST(r.exit_code == 1);
+    BOOST_TEST(r.err.find("--pipeline") == r.err.rfind("--pipeline"), r.err);
 }
 
 BOOST_AUTO_TEST_CASE(gate_and_up_must_share_a_dtype) {
@@ -129,7 +144,8 @@ BOOST_AUTO_TEST_CASE(k_quants_need_e_and_f_multiples_of_256) {
     shape.ffn = 512;
     ModelBuilder e = ModelBuilder::llama_f32(shape);
     e.set_zeros("blk.0.ffn_down.weight", q4_k, {512, 320});
-    expect_refusal(e, {"tensor 'blk.0.ffn_down.weight'", "q4_K", "multiple of 256", "got 320"});
+    BOOST_TEST(expect_refusal(e, {"tensor 'blk.0.ffn_down.weight'", "q4_K", "multiple of 256",
+                                  "got 320"}) == "'gguf:dequant[to=f32]:bump'");
 
     // F = 320: gate and up (rows of E = 256) as Q4_K, ffn_down F32.
     shape = {};
@@ -137,7 +153,8 @@ BOOST_AUTO_TEST_CASE(k_quants_need_e_and_f_multiples_of_256) {
     ModelBuilder f = ModelBuilder::llama_f32(shape);
     f.set_zeros("blk.0.ffn_gate.weight", q4_k, {256, 320});
     f.set_zeros("blk.0.ffn_up.weight", q4_k, {256, 320});
-    expect_refusal(f, {"tensor 'blk.0.ffn_gate.weight'", "multiple of 256", "got 320"});
+    BOOST_TEST(expect_refusal(f, {"tensor 'blk.0.ffn_gate.weight'", "multiple of 256",
+                                  "got 320"}) == "'gguf:dequant[to=f32]:bump'");
 
     // Without K-quants the same shapes are fine.
     cktest::TempDir in, out;

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "pipeline/conversion_error.hpp"
 #include "pipeline/pipeline.hpp"
 #include "registry/plugin_registry.hpp"
@@ -19,6 +21,45 @@ namespace {
 
 std::string sample() {
     return cktest::sample_model().string();
+}
+
+// The sample with every tensor F16, as an F16 download is.
+fs::path f16_sample(const cktest::TempDir& dir) {
+    const fs::path f16 = dir / "f16.gguf";
+    auto r = cktest::run_ckhost(
+        {"-q", "--pipeline", "gguf:dequant[to=f16]:gguf", "-i", sample(), "-o", f16.string()});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    return f16;
+}
+
+// The pipeline of standard error's one suggestion line, as the shell reads it (single quotes
+// off); "" when there is none. More than one line fails the test.
+std::string suggestion_in(const std::string& err) {
+    const std::string prefix = "ckhost: suggestion: --pipeline ";
+    const auto at = err.find(prefix);
+    if (at == std::string::npos) return "";
+    BOOST_TEST(err.find(prefix, at + 1) == std::string::npos, "two suggestions: " << err);
+    const auto from = at + prefix.size();
+    std::string text = err.substr(from, err.find(" (it plans", from) - from);
+    if (text.size() > 1 && text.front() == '\'' && text.back() == '\'')
+        text = text.substr(1, text.size() - 2);
+    return text;
+}
+
+// `pipeline` on `input` fails; the one suggestion is `expected`, and it converts and verifies.
+void expect_working_suggestion(const std::string& pipeline, const fs::path& input,
+                               const std::string& expected) {
+    cktest::TempDir out;
+    auto r = cktest::run_ckhost(
+        {"--pipeline", pipeline, "-i", input.string(), "-o", (out / "a").string() + "/"});
+    BOOST_TEST_REQUIRE(r.exit_code == 1, r.err);
+    BOOST_TEST(suggestion_in(r.err) == expected, r.err);
+    BOOST_TEST(out.entries().empty());
+    r = cktest::run_ckhost(
+        {"-q", "--pipeline", expected, "-i", input.string(), "-o", (out / "b").string() + "/"});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, expected << ": " << r.err);
+    r = cktest::run_ckhost({"verify", (out / "b" / "weights.bump").string()});
+    BOOST_TEST(r.exit_code == 0, expected << ": " << r.err);
 }
 
 }  // namespace
@@ -76,6 +117,58 @@ BOOST_AUTO_TEST_CASE(no_suggestion_when_none_plans) {
     BOOST_TEST(contains(r.err, "ckhost.repack"), r.err);
     BOOST_TEST(!contains(r.err, "suggestion"), r.err);
     BOOST_TEST(out.entries() == std::vector<std::string>{"o.gguf"});  // nothing under b/
+}
+
+// bump's refusal of an F16 or BF16 weight names its remedies in stage terms; the host plans
+// each in the user's pipeline and suggests the first that plans: README.md's quantize stage.
+BOOST_AUTO_TEST_CASE(an_f16_model_gets_the_readmes_quantize_pipeline) {
+    cktest::TempDir dir;
+    expect_working_suggestion("gguf:bump", f16_sample(dir), "gguf:quantize[mix=q4_k_m]:bump");
+}
+
+// The suggestion keeps the user's reader, every transform with its options and the writer's
+// options, the new stage right before the writer.
+BOOST_AUTO_TEST_CASE(the_suggestion_keeps_the_users_reader_and_stages) {
+    expect_working_suggestion("gguf:dequant[to=f16]:headpack:bump", sample(),
+                              "gguf:dequant[to=f16]:headpack:quantize[mix=q4_k_m]:bump");
+    // With strict=1 the quantized model's untied output.weight is refused: bump v4, which has a
+    // slot for it, is the first remedy that plans; the writer keeps strict=1.
+    cktest::TempDir dir;
+    const fs::path f16 = f16_sample(dir);
+    expect_working_suggestion("gguf:bump[strict=1]", f16, "gguf:bump[strict=1,version=4]");
+    // A version the user gave is replaced, the other options kept.
+    expect_working_suggestion("gguf:bump[version=3,strict=1]", f16,
+                              "gguf:bump[strict=1,version=4]");
+}
+
+BOOST_AUTO_TEST_CASE(the_hf_reader_is_kept,
+                     *boost::unit_test::precondition(cktest::SharedDataPresent())) {
+    const fs::path checkpoint = *cktest::shared_data() / "hf" / "llama-bf16";
+    if (!fs::is_directory(checkpoint)) return;  // an older shared test data set
+    expect_working_suggestion("hf:bump", checkpoint, "hf:quantize[mix=q4_k_m]:bump");
+}
+
+// bump[strict=1] refusing the sample's untied output.weight names no remedy: a dequant stage
+// would only move the refusal to the bytes (the suggestion issue 28 found failing the same
+// way), so nothing is suggested, in the text and in the JSON report.
+BOOST_AUTO_TEST_CASE(a_refusal_no_stage_fixes_gets_no_suggestion) {
+    cktest::TempDir out;
+    const std::string pipeline = "gguf:headpack:bump[strict=1]";
+    auto r = cktest::run_ckhost(
+        {"--pipeline", pipeline, "-i", sample(), "-o", (out / "a").string() + "/"});
+    BOOST_TEST(r.exit_code == 1, r.err);
+    BOOST_TEST(contains(r.err, "refused because of strict=1"), r.err);
+    BOOST_TEST(!contains(r.err, "suggestion"), r.err);
+    r = cktest::run_ckhost(
+        {"--json", "--pipeline", pipeline, "-i", sample(), "-o", (out / "a").string() + "/"});
+    BOOST_TEST(r.exit_code == 1, r.err);
+    BOOST_TEST(nlohmann::json::parse(r.out)["error"]["suggestion"].is_null(), r.out);
+    // What used to be suggested plans, and then fails on the bytes.
+    r = cktest::run_ckhost({"--pipeline", "gguf:dequant:headpack:bump[strict=1]", "-i", sample(),
+                            "-o", (out / "b").string() + "/"});
+    BOOST_TEST(r.exit_code == 1, r.err);
+    BOOST_TEST(contains(r.err, "refused because of strict=1"), r.err);
+    BOOST_TEST(out.entries().empty());
 }
 
 // The same facts as fields of the error, in process: what the JSON report carries.

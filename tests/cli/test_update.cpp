@@ -40,14 +40,14 @@ json update_json(const std::string& pipeline, const fs::path& out) {
     return json::parse(r.out);
 }
 
-// The type of the first 2-D tensor of a GGUF file.
+// The type of token_embd.weight, the sample's first 2-D tensor (looked up by name: quantize
+// with a mixture writes llama-quantize's tensor order).
 std::uint32_t weight_type(const fs::path& file) {
     ck::RecordingContext context;
     ckplugin::gguf::GgufReader reader(context);
     const ck::ModelHeader h = reader.open(file);
-    for (const auto& t : h.tensors)
-        if (t.ne.size() == 2) return t.type;
-    return ~0u;
+    const ck::TensorInfo* t = h.find_tensor("token_embd.weight");
+    return t ? t->type : ~0u;
 }
 
 json read_json(const fs::path& path) {

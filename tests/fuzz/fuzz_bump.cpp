@@ -14,7 +14,7 @@
 #include <span>
 #include <string_view>
 
-#include "bump_reader.hpp"
+#include "bump_versions.hpp"
 #include "ck/context.hpp"
 #include "fuzz_support.hpp"
 

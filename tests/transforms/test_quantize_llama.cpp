@@ -117,8 +117,38 @@ BOOST_AUTO_TEST_CASE(every_llama_quantize_output_is_made_again_byte_for_byte,
             for (const std::string& p : differences(out, root / "quant" / c.expected))
                 list += "\n  " + p;
             BOOST_TEST(list.empty(), "differs from llama-quantize:" << list);
+            // And the whole file: llama-quantize's tensor order and metadata order too.
+            BOOST_TEST(cktest::files_equal(out, root / "quant" / c.expected));
         }
     }
+}
+
+// order=input keeps the input's tensor order and metadata positions; the tensors are the same.
+BOOST_AUTO_TEST_CASE(order_input_keeps_the_inputs_layout,
+                     *utf::precondition(cktest::SharedDataPresent())) {
+    const fs::path root = *cktest::shared_data();
+    cktest::TempDir dir;
+    auto r = cktest::run_ckhost({"--pipeline", "gguf:quantize[mix=q4_k_m,order=input]:gguf", "-i",
+                                 (root / "micro-llama-f16.gguf").string(), "-o",
+                                 (dir / "input-order.gguf").string()});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    ck::RecordingContext context;
+    ckplugin::gguf::GgufReader ours(context), input(context);
+    const ck::ModelHeader a = ours.open(dir / "input-order.gguf");
+    const ck::ModelHeader b = input.open(root / "micro-llama-f16.gguf");
+    BOOST_TEST_REQUIRE(a.tensors.size() == b.tensors.size());
+    for (std::size_t i = 0; i < a.tensors.size(); ++i)
+        BOOST_TEST(a.tensors[i].name == b.tensors[i].name);
+    BOOST_TEST(differences(dir / "input-order.gguf", root / "quant" / "micro-llama-f16.q4_k_m.gguf")
+                   .empty());
+    BOOST_TEST(!cktest::files_equal(dir / "input-order.gguf",
+                                    root / "quant" / "micro-llama-f16.q4_k_m.gguf"));
+    auto bad = cktest::run_ckhost({"--pipeline", "gguf:quantize[mix=q4_k_m,order=name]:gguf", "-i",
+                                   (root / "micro-llama-f16.gguf").string(), "-o",
+                                   (dir / "bad.gguf").string()});
+    BOOST_TEST(bad.exit_code == 2);
+    BOOST_TEST(bad.err.find("order") != std::string::npos, bad.err);
+    BOOST_TEST(!fs::exists(dir / "bad.gguf"));
 }
 
 // Every kernel variant (--isa) writes llama-quantize's bytes: the SIMD K-quant quantizers are

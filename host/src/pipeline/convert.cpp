@@ -16,7 +16,6 @@
 #include <string_view>
 
 #include "ck/conventions/ckhost_keys.hpp"
-#include "ck/conventions/output_bytes.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/llama/file_type.hpp"
 #include "ck/mapped_file.hpp"
@@ -150,8 +149,8 @@ json Pipeline::planned_report(const ConvertSettings& settings, const Freshness& 
     report["bytes_in"] = headers_.front().total_bytes();
     // The tensors' bytes the writer is given.
     report["tensor_bytes_out"] = headers_.back().total_bytes();
-    // The bytes the outputs will hold when the writer states them (ck/conventions/
-    // output_bytes.hpp); otherwise the tensors' bytes.
+    // The bytes the outputs will hold when the writer states them (Context::
+    // state_output_size); otherwise the tensors' bytes.
     const std::vector<std::uint64_t> sizes = output_bytes();
     report["bytes_out"] = sizes.empty()
                               ? headers_.back().total_bytes()
@@ -252,8 +251,7 @@ ConvertResult Pipeline::convert(const ConvertSettings& settings, ck::OutputSet& 
     report["notes"] = context_.notes();
     json extra = json::object();
     for (const auto& [key, value] : context_.reports())
-        if (!key.starts_with(ck::conventions::output_bytes_report_prefix))  // in bytes_out
-            extra[key] = json::parse(value, nullptr, false);
+        extra[key] = json::parse(value, nullptr, false);
     report["reports"] = extra;
     return {report, context_.warnings(), context_.notes()};
 }

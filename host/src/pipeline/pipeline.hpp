@@ -63,14 +63,17 @@ class Pipeline {
     // writers name a directory destination's file after: "stdin" for standard input).
     void plan(const std::filesystem::path& input, const std::filesystem::path& output,
               const std::string& input_name = {});
-    // After plan() failed with an input error: this pipeline with a `dequant` stage after the
-    // reader, when that pipeline plans on the same files (a writer or transform that refused a
-    // quantized type then takes it: gguf:dequant:repack[to=nf4]:safetensors), else "". Plans
-    // only; nothing is written.
+    // After plan() failed with an input error (`refusal`, the error's message): the first of
+    // the repairs the refusal names that plans on the same files, else "". A refusal names its
+    // remedies as stages in backticks (bump: `quantize[mix=q4_k_m]`, `bump[version=4]`,
+    // `dequant[to=f32]`): each is tried right before the writer, or, naming the writer's plugin,
+    // as options of the writer. A refusal naming none that asks for dequant (gguf:dequant:
+    // repack[to=nf4]:safetensors) gets a `dequant` stage after the reader. The user's reader
+    // and stages are kept; plans only, nothing is written.
     std::string suggest_pipeline(const std::filesystem::path& input,
-                                 const std::filesystem::path& output,
-                                 const std::string& input_name) const;
-    // The size of each output as its writer states it (ck/conventions/output_bytes.hpp), in
+                                 const std::filesystem::path& output, const std::string& input_name,
+                                 const std::string& refusal) const;
+    // The size of each output as its writer states it (Context::state_output_size), in
     // outputs() order; empty when the writer did not state every one.
     std::vector<std::uint64_t> output_bytes() const;
     // Prints the plan (which tensor goes through which stage, dtype and bytes).

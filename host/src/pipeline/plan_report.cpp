@@ -15,7 +15,6 @@
 #include <string_view>
 
 #include "ck/conventions/ckhost_keys.hpp"
-#include "ck/conventions/output_bytes.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/llama/file_type.hpp"
 #include "ck/mapped_file.hpp"
@@ -67,7 +66,8 @@ json Pipeline::plan_json() const {
             if (!written[i] && !dropped.contains(final_header.tensors[i].name))
                 dropped.push_back(final_header.tensors[i].name);
     }
-    return {{"tensors", tensors}, {"dropped", dropped}};
+    // Why a stage gave a tensor what it has, when it says (Context::explain).
+    return {{"tensors", tensors}, {"dropped", dropped}, {"reasons", context_.reasons()}};
 }
 
 void Pipeline::print_plan(std::ostream& out) const {
@@ -87,13 +87,7 @@ void Pipeline::print_plan(std::ostream& out) const {
         out << "output: " << outputs_[i].string()
             << (sizes.empty() ? std::string() : " (" + std::to_string(sizes[i]) + " bytes)")
             << "\n";
-    // Why a stage chose what it did, when it says: "<key>.why" reports (tensor -> text).
-    std::map<std::string, std::vector<std::string>> whys;
-    for (const auto& [key, value] : context_.reports())
-        if (key.ends_with(".why"))
-            if (json why = json::parse(value, nullptr, false); why.is_object())
-                for (const auto& [name, text] : why.items())
-                    if (text.is_string()) whys[name].push_back(text.get<std::string>());
+    const auto& whys = context_.reasons();
     for (const auto& row : plan["tensors"]) {
         out << "  " << row["name"].get<std::string>() << ":";
         std::string previous;

@@ -15,7 +15,6 @@
 #include <string_view>
 
 #include "ck/conventions/ckhost_keys.hpp"
-#include "ck/conventions/output_bytes.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/llama/file_type.hpp"
 #include "ck/mapped_file.hpp"
@@ -41,33 +40,120 @@ void Pipeline::plan(const fs::path& input, const fs::path& output, const std::st
         // A stage's refusal names a tensor or key of the input, often without a file (a writer
         // knows the tensor, not where it came from): say which file it is in.
         const ck::Error named = e.file().empty() ? e.with_file(input.string()) : e;
-        throw ConversionError(named, {}, suggest_pipeline(input, output, input_name));
+        throw ConversionError(named, {}, suggest_pipeline(input, output, input_name, e.message()));
     }
 }
 
-std::string Pipeline::suggest_pipeline(const fs::path& input, const fs::path& output,
-                                       const std::string& input_name) const {
-    if (std::any_of(stages_.begin(), stages_.end(),
-                    [](const auto& s) { return s->spec.name == "dequant"; }))
-        return "";
-    std::string text = stages_.front()->spec.text + ":dequant";
-    for (std::size_t k = 1; k < stages_.size(); ++k) text += ":" + stages_[k]->spec.text;
-    try {
-        Pipeline candidate(registry_, text);
-        candidate.plan_stages(input, output, input_name);
-    } catch (const ck::Error&) {
-        return "";  // no dequant plugin, or the pipeline fails for another reason too
+namespace {
+
+// The stages a refusal names as its remedy: pipeline text in backticks (`quantize[mix=q4_k_m]`,
+// `bump[version=4]`), in the order named. Backticked text that is not one stage is not a remedy.
+std::vector<StageSpec> remedies_named_in(const std::string& refusal) {
+    std::vector<StageSpec> remedies;
+    for (std::size_t open = refusal.find('`'); open != std::string::npos;) {
+        const std::size_t close = refusal.find('`', open + 1);
+        if (close == std::string::npos) break;
+        try {
+            auto specs = parse_pipeline(refusal.substr(open + 1, close - open - 1));
+            if (specs.size() == 1) remedies.push_back(std::move(specs.front()));
+        } catch (const ck::Error&) {
+            // prose in backticks
+        }
+        open = refusal.find('`', close + 1);
     }
-    return text;
+    return remedies;
+}
+
+// `stage` with `extra`'s options set as well: the user's text with them appended, or, when it
+// sets one of them already, written out again from the merged options (values escaped).
+std::string stage_with_options(const StageSpec& stage, const StageSpec& extra) {
+    std::string added;
+    bool overlap = false;
+    for (const auto& option : extra.options) {
+        added += (added.empty() ? "" : ",") + option.first +
+                 (option.second.empty() ? "" : "=" + option.second);
+        overlap |= stage.options.contains(option.first);
+    }
+    if (added.empty()) return stage.text;
+    if (!overlap)
+        return stage.text.ends_with(']')
+                   ? stage.text.substr(0, stage.text.size() - 1) + "," + added + "]"
+                   : stage.text + "[" + added + "]";
+    std::map<std::string, std::string> merged = stage.options;
+    for (const auto& option : extra.options) merged[option.first] = option.second;
+    std::string text = stage.name + "[";
+    for (const auto& option : merged) {
+        text += (text.back() == '[' ? "" : ",") + option.first;
+        if (option.second.empty()) continue;
+        text += "=";
+        for (const char c : option.second) {
+            if (std::string_view(",[]{}\\").find(c) != std::string_view::npos) text += '\\';
+            text += c;
+        }
+    }
+    return text + "]";
+}
+
+// The pipelines to plan after `refusal`, in order: each remedy the refusal names, a stage put
+// right before the writer or, naming the writer's own plugin, options given to the writer; when
+// it names none but asks for dequant (the built-in refusals' older spelling: "dequant it
+// first"), a dequant stage after the reader. Every one keeps the user's reader and stages. A
+// refusal that names no remedy (bump[strict=1]'s) gets none: no inserted stage undoes a choice.
+std::vector<std::string> repair_candidates(const std::vector<StageSpec>& stages,
+                                           const std::string& refusal) {
+    const StageSpec& writer = stages.back();
+    std::string before_writer;
+    for (std::size_t k = 0; k + 1 < stages.size(); ++k) before_writer += stages[k].text + ":";
+    const auto has_stage = [&](const std::string& text) {
+        return std::any_of(stages.begin(), stages.end(),
+                           [&](const StageSpec& s) { return s.text == text || s.name == text; });
+    };
+    std::vector<std::string> candidates;
+    const std::vector<StageSpec> remedies = remedies_named_in(refusal);
+    for (const StageSpec& remedy : remedies) {
+        std::string text;
+        if (remedy.name == writer.name)
+            text = before_writer + stage_with_options(writer, remedy);
+        else if (!has_stage(remedy.text))
+            text = before_writer + remedy.text + ":" + writer.text;
+        if (!text.empty() &&
+            std::find(candidates.begin(), candidates.end(), text) == candidates.end())
+            candidates.push_back(text);
+    }
+    if (remedies.empty() && refusal.find("dequant") != std::string::npos && !has_stage("dequant")) {
+        std::string text = stages.front().text + ":dequant";
+        for (std::size_t k = 1; k < stages.size(); ++k) text += ":" + stages[k].text;
+        candidates.push_back(text);
+    }
+    return candidates;
+}
+
+}  // namespace
+
+std::string Pipeline::suggest_pipeline(const fs::path& input, const fs::path& output,
+                                       const std::string& input_name,
+                                       const std::string& refusal) const {
+    std::vector<StageSpec> specs;
+    for (const auto& stage : stages_) specs.push_back(stage->spec);
+    for (const std::string& text : repair_candidates(specs, refusal)) {
+        if (text == text_) continue;
+        try {
+            Pipeline candidate(registry_, text);
+            candidate.plan_stages(input, output, input_name);
+            return text;  // the first that plans: one suggestion, checked
+        } catch (const ck::Error&) {
+            // This repair does not plan (its plugin is absent, or a stage refuses): the next.
+        }
+    }
+    return "";
 }
 
 std::vector<std::uint64_t> Pipeline::output_bytes() const {
     std::vector<std::uint64_t> sizes;
     for (const fs::path& p : outputs_) {
-        const auto it = context_.reports().find(
-            std::string(ck::conventions::output_bytes_report_prefix) + p.string());
-        if (it == context_.reports().end()) return {};
-        sizes.push_back(std::stoull(it->second));
+        const auto it = context_.output_sizes().find(p);
+        if (it == context_.output_sizes().end()) return {};
+        sizes.push_back(it->second);
     }
     return sizes;
 }

@@ -15,7 +15,6 @@
 #include <string_view>
 
 #include "ck/conventions/ckhost_keys.hpp"
-#include "ck/conventions/output_bytes.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/llama/file_type.hpp"
 #include "ck/mapped_file.hpp"

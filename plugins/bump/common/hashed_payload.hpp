@@ -1,52 +1,21 @@
-// What bump v3 and v4 writers share: the context option, the destination rules, the dtype table
-// bytes, and the file whose header is patched in last while everything after it is hashed (SHA-256,
-// on a second thread) as it is written.
+// The bump file as both writers write it: the header reserved (patched in last, not hashed),
+// then every byte after it written and hashed (SHA-256, on a second thread) as it is emitted.
 #pragma once
 
 #include <cstdint>
-#include <filesystem>
 #include <memory>
-#include <optional>
 #include <span>
-#include <string>
-#include <string_view>
 #include <vector>
 
-#include "ck/context.hpp"
 #include "ck/model.hpp"
-#include "ck/options.hpp"
 #include "ck/output.hpp"
 #include "sha256_stream.hpp"
 
 namespace ckplugin::bump {
 
-// The writers' `context=N` option (1 .. 2^32-1; a usage error otherwise), if given.
-std::optional<std::uint32_t> context_option(const ck::Options& options);
-
-// Where the .bump file goes for `-o destination`: a directory (existing, or a new path without
-// the .bump extension) holds weights.bump; `new_directory` says which case it was, so the
-// caller can tell the user.
-std::filesystem::path bump_file_path(const std::filesystem::path& destination, bool& new_directory);
-
-// The u32 little-endian entry count followed by one byte per entry: the start of the payload
-// in both versions, hashed with it.
-std::vector<std::byte> dtype_table_bytes(std::span<const std::uint8_t> codes);
-
-// "bump: N tensor(s) have no slot in <format> and are not written: a, b" when any are left.
-void warn_unwritten(ck::Context& context, const std::vector<std::string>& names,
-                    std::string_view format);
-
-// Refuses a model whose RoPE is scaled (a scaling factor in its metadata, or a tensor of
-// per-frequency factors such as Llama 3.1's rope_freqs.weight), naming the key or tensor.
-// C-Kernel-Engine's bump v3 and v4 runtimes read only rope_theta from config.json and have no
-// place for such factors, so the converted model would attend with the wrong positions at every
-// length: a wrong result is refused, as bump v4 refuses biases it would have to drop.
-void refuse_rope_scaling(const ck::ModelHeader& header, std::string_view format);
-
 class HashedPayload {
   public:
-    // Reserves the header (zeros, patched by the writer last, not hashed), then emits the
-    // dtype table.
+    // Reserves the header (zeros), then emits the dtype table.
     void start(ck::OutputFile& file, std::size_t header_bytes,
                std::span<const std::byte> dtype_table);
     bool started() const noexcept { return file_ != nullptr; }
@@ -55,11 +24,22 @@ class HashedPayload {
     // Queues bytes for hashing and writes them; they must stay valid until wait().
     void emit(std::span<const std::byte> bytes);
     void emit_zeros(std::uint64_t count);
+    // Emits bytes [begin, end) of `tensor` a chunk at a time, each hashed while it is written
+    // and then released, so a large mapped tensor never becomes resident as a whole.
+    void emit_released(const ck::TensorView& tensor, std::size_t begin, std::size_t end);
     void wait() noexcept { hasher_->wait(); }
     Digest digest() { return hasher_->digest(); }
 
+    // A buffer of `bytes` to fill and emit. Two are alternated: the one returned is not the one
+    // emitted last, so it can be filled while that one is still being hashed; wait() before
+    // emitting it.
+    std::span<std::byte> next_buffer(std::size_t bytes);
+
   private:
     ck::OutputFile* file_ = nullptr;
+    std::vector<std::byte> buffers_[2];
+    int current_ = 0;
+    // After the buffers: destroyed (joined) first, while the buffers it may still read live.
     std::unique_ptr<BackgroundSha256> hasher_;
 };
 

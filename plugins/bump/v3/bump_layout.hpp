@@ -9,19 +9,9 @@
 #include <string_view>
 #include <vector>
 
-namespace ckplugin::bump {
+#include "input_model.hpp"
 
-struct Geometry {
-    std::uint32_t layers = 0;            // L
-    std::uint32_t vocab = 0;             // V
-    std::uint32_t embed = 0;             // E
-    std::uint32_t context = 0;           // C
-    std::uint32_t heads = 0;             // H
-    std::uint32_t kv_heads = 0;          // Hkv
-    std::uint32_t head_dim = 0;          // hd
-    std::uint32_t aligned_head_dim = 0;  // hd_a (hd unless headpack ran)
-    std::uint32_t ffn = 0;               // F
-};
+namespace ckplugin::bump {
 
 enum class SlotRole {
     token_emb,

@@ -1,58 +1,25 @@
 #include "bump_model.hpp"
 
-#include <charconv>
-#include <limits>
-#include <set>
-#include <unordered_map>
-
 #include "bump_format.hpp"
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/llama/llama_keys.hpp"
-#include "ck/support/shell_quote.hpp"
 
 namespace ckplugin::bump {
 using namespace ck;
 namespace {
 
-using llama::tensor_subject;
-
-constexpr std::uint64_t k_quant_block = 256;
-
-std::string shape_string(const std::vector<std::int64_t>& ne) {
-    TensorInfo t;
-    t.ne = ne;
-    return t.shape_string();
-}
-
-std::string type_string(std::uint32_t type) {
-    return std::string(type_name(type));
-}
-
-bool is_k_quant(std::uint32_t type) {
-    return type == static_cast<std::uint32_t>(GgmlType::q4_k) ||
-           type == static_cast<std::uint32_t>(GgmlType::q6_k);
-}
-
-// Norms and biases: stored as FP32 whatever they were (bump.md: F16 widened exactly, BF16
-// shifted into the high half).
-bool is_widenable(std::uint32_t type) {
-    return type == static_cast<std::uint32_t>(GgmlType::f32) ||
-           type == static_cast<std::uint32_t>(GgmlType::f16) ||
-           type == static_cast<std::uint32_t>(GgmlType::bf16);
-}
-
-// `blk.N.attn_norm.weight` -> N, for counting layers when block_count is absent.
-std::optional<std::uint32_t> layer_of_attn_norm(std::string_view name) {
-    constexpr std::string_view prefix = "blk.", suffix = ".attn_norm.weight";
-    if (!name.starts_with(prefix) || !name.ends_with(suffix)) return std::nullopt;
-    std::string_view digits =
-        name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-    std::uint32_t n = 0;
-    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-    if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty())
-        return std::nullopt;
-    return n;
+// What makes a weight of this type storable, in stage terms: the plugin cannot know the
+// pipeline, so it names stages, and the host plans the pipeline with each of them to suggest
+// one that works. F16 and BF16 models are what README.md's quantize pipeline is for, and bump
+// v4 takes them as they are.
+std::string weight_remedy(std::uint32_t type) {
+    if (type == static_cast<std::uint32_t>(GgmlType::f16) ||
+        type == static_cast<std::uint32_t>(GgmlType::bf16))
+        return "quantize it with a `quantize[mix=q4_k_m]` stage before bump (README.md's "
+               "pipeline for F16 and BF16 models), write bump v4 with `bump[version=4]`, or add "
+               "a `dequant[to=f32]` stage before bump";
+    return "add a `dequant[to=f32]` stage before bump";
 }
 
 // TensorIndex plus the v3 dtype rules.
@@ -61,16 +28,15 @@ class TensorChecker : public TensorIndex {
     explicit TensorChecker(const ModelHeader& header) : TensorIndex(header, "bump v3") {}
 
     void expect_weight_dtype(std::size_t index) const {
-        if (!weight_dtype_of(at(index).type))
+        const std::uint32_t type = at(index).type;
+        if (!weight_dtype_of(type))
             refuse_dtype(index,
-                         "cannot be stored in bump v3 (expected f32, q4_K or q6_K for "
-                         "weights); add a `dequant[to=f32]` stage before bump, e.g. "
-                         "--pipeline " +
-                             support::shell_quote("gguf:dequant[to=f32]:bump"));
+                         "cannot be stored in bump v3 (expected f32, q4_K or q6_K for weights); " +
+                             weight_remedy(type));
     }
 
     void expect_widenable_dtype(std::size_t index) const {
-        if (!is_widenable(at(index).type))
+        if (!is_float_type(at(index).type))
             refuse_dtype(index,
                          "cannot be stored in an FP32 slot (expected f32, f16 or bf16 for "
                          "norms and biases); add a `dequant[to=f32]` stage before bump");
@@ -82,66 +48,22 @@ class TensorChecker : public TensorIndex {
     }
 };
 
-std::uint32_t checked_u32(std::int64_t v, const std::string& what, const std::string& subject) {
-    if (v <= 0 || v > std::numeric_limits<std::uint32_t>::max())
-        throw Error(what + " " + std::to_string(v) + " is out of range (expected 1 to 4294967295)",
-                    {}, {}, subject);
-    return static_cast<std::uint32_t>(v);
-}
-
-std::uint32_t count_layers(const ModelHeader& header) {
-    std::set<std::uint32_t> layers;
-    for (const auto& t : header.tensors)
-        if (auto n = layer_of_attn_norm(t.name)) layers.insert(*n);
-    return static_cast<std::uint32_t>(layers.size());
-}
-
 SlotFill norm_fill(TensorChecker& tensors, std::size_t index) {
     tensors.expect_widenable_dtype(index);
     bool f32 = tensors.at(index).type == static_cast<std::uint32_t>(GgmlType::f32);
     return {f32 ? SlotFill::Kind::copy : SlotFill::Kind::widen_to_f32, {index}};
 }
 
-// The sizes bump.md reads from the metadata (with their fallbacks), beyond the head geometry.
-void read_sizes(const ModelHeader& header, const llama::ArchKeys& keys, TensorChecker& tensors,
-                const PlanOptions& options, Geometry& g) {
-    g.aligned_head_dim = g.head_dim;
-    if (const Value* v = header.metadata.find(llama::aligned_head_dim_key)) {
-        std::string subject = key_subject(llama::aligned_head_dim_key);
-        if (v->type() != ValueType::u32)
-            throw Error("expected a u32, got " + v->to_display(), {}, {}, subject);
-        if (v->raw() < g.head_dim)
-            throw Error("padded head size " + std::to_string(v->raw()) +
-                            " is smaller than head_dim " + std::to_string(g.head_dim),
-                        {}, {}, subject);
-        g.aligned_head_dim = static_cast<std::uint32_t>(v->raw());
-    }
-
-    g.layers = keys.u32("block_count").value_or(count_layers(header));
-
-    if (auto ffn = keys.u32("feed_forward_length")) {
-        g.ffn = *ffn;
-    } else {
-        const TensorInfo& gate = tensors.at(tensors.require("blk.0.ffn_gate.weight"));
-        if (gate.ne.size() != 2)
-            throw tensor_error("shape " + gate.shape_string() + ", expected [E, F] (2 dimensions)",
-                               gate.name);
-        g.ffn = checked_u32(gate.ne[1], "feed_forward_length (ne1)", tensor_subject(gate.name));
-    }
-
-    if (options.context) {
-        g.context = *options.context;
-    } else {
-        auto context = keys.u32("context_length");
-        if (!context)
-            throw key_error(
-                "required key is missing (give the context length with bump[context=N])",
-                keys.key("context_length"));
-        g.context = *context;
-    }
-    if (g.context == 0)
-        throw key_error("context length 0 (expected at least 1; override with bump[context=N])",
-                        keys.key("context_length"));
+// headpack's padded head size when it ran before the writer: Q/K/V then have that many rows per
+// head, and the header records it.
+std::uint32_t aligned_head_dim(const ModelHeader& header, const Geometry& g) {
+    const auto padded = headpack_head_dim(header);
+    if (!padded) return g.head_dim;
+    if (*padded < g.head_dim)
+        throw Error("padded head size " + std::to_string(*padded) + " is smaller than head_dim " +
+                        std::to_string(g.head_dim),
+                    {}, {}, key_subject(llama::aligned_head_dim_key));
+    return *padded;
 }
 
 // Which tensor fills which slot, checked one by one in payload order.
@@ -314,70 +236,14 @@ void tie_output_weight(TensorChecker& tensors, const TensorInfo& embd, ModelPlan
 
 }  // namespace
 
-TensorIndex::TensorIndex(const ModelHeader& header, std::string version)
-    : header_(header), version_(std::move(version)) {
-    for (std::size_t i = 0; i < header.tensors.size(); ++i)
-        index_.emplace(header.tensors[i].name, i);
-}
-
-std::optional<std::size_t> TensorIndex::find(const std::string& name) {
-    auto it = index_.find(name);
-    if (it == index_.end()) return std::nullopt;
-    used_.insert(it->second);
-    return it->second;
-}
-
-std::size_t TensorIndex::require(const std::string& name) {
-    if (auto i = find(name)) return *i;
-    throw tensor_error("required tensor is missing (" + version_ +
-                           " needs token_embd, output_norm and, per layer, attn_norm, ffn_norm, "
-                           "attn_q/k/v/output and ffn_gate/up/down)",
-                       name);
-}
-
-void TensorIndex::expect_shape(std::size_t index, const std::vector<std::int64_t>& expected,
-                               const std::string& formula) const {
-    const TensorInfo& t = header_.tensors[index];
-    if (t.ne != expected)
-        throw tensor_error("shape " + t.shape_string() + ", expected " + shape_string(expected) +
-                               " (" + formula + ")",
-                           t.name);
-}
-
-Config make_config(const llama::ArchKeys& keys, const Geometry& g) {
-    Config c;
-    c.model_type = keys.arch();
-    c.num_hidden_layers = g.layers;
-    c.hidden_size = g.embed;
-    c.intermediate_size = g.ffn;
-    c.num_attention_heads = g.heads;
-    c.num_key_value_heads = g.kv_heads;
-    c.vocab_size = g.vocab;
-    c.max_position_embeddings = g.context;
-    // llama.cpp's key (deliberate difference 1), then the legacy key, then the default.
-    auto eps = keys.number("attention.layer_norm_rms_epsilon");
-    if (!eps) eps = keys.number_exact("llama.norm_rms_eps");
-    c.rms_norm_eps = eps.value_or(llama::FloatParam{1e-5, false});
-    c.rope_theta = keys.number("rope.freq_base").value_or(llama::FloatParam{10000.0, false});
-    return c;
-}
-
 ModelPlan plan_model(const ModelHeader& header, const PlanOptions& options) {
     const llama::ArchKeys keys(header.metadata);
-    const llama::HeadGeometry heads = llama::head_geometry(header, keys);
     TensorChecker tensors(header);
     ModelPlan plan;
     Geometry& g = plan.geometry;
-
+    g = read_geometry(header, tensors, {options.context, "bump[context=N]"});
+    g.aligned_head_dim = aligned_head_dim(header, g);
     plan.token_embd = tensors.require(std::string(llama::token_embd_name));
-    const TensorInfo& embd = tensors.at(plan.token_embd);
-    g.embed = heads.embed;
-    g.heads = heads.heads;
-    g.kv_heads = heads.kv_heads;
-    g.head_dim = heads.head_dim;
-    g.vocab = checked_u32(embd.ne[1], "vocab size (ne1)", tensor_subject(embd.name));
-
-    read_sizes(header, keys, tensors, options, g);
 
     SlotFiller filler(tensors, g);
     filler.embeddings(plan.token_embd, g.vocab, plan.fills);
@@ -386,10 +252,8 @@ ModelPlan plan_model(const ModelHeader& header, const PlanOptions& options) {
     check_k_quant_blocks(tensors, filler.weights(), g.embed, g.ffn);
 
     lay_out(tensors, plan);
-    tie_output_weight(tensors, embd, plan);
-    for (std::size_t i = 0; i < header.tensors.size(); ++i)
-        if (!tensors.used(i)) plan.dropped.push_back(header.tensors[i].name);
-
+    tie_output_weight(tensors, tensors.at(plan.token_embd), plan);
+    plan.dropped = tensors.unused();
     plan.config = make_config(keys, g);
     return plan;
 }

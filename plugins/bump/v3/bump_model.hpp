@@ -5,15 +5,14 @@
 
 #include <cstdint>
 #include <optional>
-#include <set>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "bump_layout.hpp"
 #include "ck/llama/llama_keys.hpp"
 #include "ck/model.hpp"
 #include "config_json.hpp"
+#include "input_model.hpp"
 
 namespace ckplugin::bump {
 using namespace ck;
@@ -53,30 +52,6 @@ struct PlanOptions {
 };
 
 inline constexpr std::string_view output_weight_name = "output.weight";
-
-// Looks tensors up by name, remembering which ones were used, and checks their shapes; errors
-// name the tensor. `version` ("bump v3") is said in the missing-tensor message.
-class TensorIndex {
-  public:
-    TensorIndex(const ModelHeader& header, std::string version);
-    std::optional<std::size_t> find(const std::string& name);
-    std::size_t require(const std::string& name);
-    // `formula` explains the expected shape, e.g. "[E, Hkv*hd] with E=256, Hkv=2, hd=64".
-    void expect_shape(std::size_t index, const std::vector<std::int64_t>& expected,
-                      const std::string& formula) const;
-    const TensorInfo& at(std::size_t index) const { return header_.tensors[index]; }
-    bool used(std::size_t index) const { return used_.count(index) != 0; }
-
-  private:
-    const ModelHeader& header_;
-    std::string version_;
-    std::unordered_map<std::string, std::size_t> index_;
-    std::set<std::size_t> used_;
-};
-
-// config.json's values from the metadata and the geometry (shared with bump v4): rms_norm_eps
-// from <arch>.attention.layer_norm_rms_epsilon (deliberate difference 1), then the legacy key.
-Config make_config(const llama::ArchKeys& keys, const Geometry& g);
 
 // Throws ck::Error naming the tensor (or key) and the expected versus actual values.
 ModelPlan plan_model(const ModelHeader& header, const PlanOptions& options);

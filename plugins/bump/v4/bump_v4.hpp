@@ -13,17 +13,20 @@
 
 #include "ck/model.hpp"
 #include "config_json.hpp"
+#include "fixed_header.hpp"
 
 namespace ckplugin::bump::v4 {
 using namespace ck;
 
-inline constexpr std::string_view magic = "BUMPWGT4";
+inline constexpr std::string_view magic = v4_magic;
 inline constexpr std::uint32_t version = 4;
-inline constexpr std::size_t header_bytes = 128;
-inline constexpr std::size_t checksum_offset = 0x50;
+inline constexpr std::size_t checksum_offset = checksum_offset_after(10, 4);
+inline constexpr std::uint64_t table_offset = header_bytes;  // u32 N, then N dtype bytes
 inline constexpr std::string_view manifest_format = "ck-bumpwgt4-manifest-v1";
+static_assert(checksum_offset == 0x50);
 
-// The fixed 128-byte header, every field little-endian; 16 zero bytes after the checksum.
+// The fixed 128-byte header: 10 u32 fields from 0x08, 4 u64 fields from 0x30, the checksum,
+// 16 zero bytes.
 struct Header {
     std::uint32_t version = v4::version;
     std::uint32_t model_type = 1;
@@ -39,7 +42,7 @@ struct Header {
     std::uint64_t aligned_head_dim = 0;
     std::uint64_t aligned_intermediate = 0;
     std::uint64_t aligned_context = 0;
-    std::array<std::uint8_t, 32> checksum{};
+    Digest checksum{};
 };
 
 std::array<std::byte, header_bytes> encode_header(const Header& h);
@@ -67,7 +70,7 @@ struct Piece {
 
 struct Entry {
     std::string name;        // "token_emb", "layer.3.wq", "lm_head_weight"
-    std::uint8_t dtype = 0;  // CKDataType code (bump_format.hpp)
+    std::uint8_t dtype = 0;  // CKDataType code (dtype_codes.hpp)
     std::uint64_t file_offset = 0;
     std::uint64_t size = 0;
     std::vector<Piece> pieces;
@@ -87,7 +90,8 @@ struct PlanOptions {
     std::optional<std::uint32_t> context;
 };
 
-// Throws ck::Error naming the tensor or key, with expected versus actual values.
+// Throws ck::Error naming the tensor or key, with expected versus actual values
+// (bump_v4_plan.cpp).
 Plan plan(const ModelHeader& header, const PlanOptions& options);
 
 // The files beside weights.bump, as the reference's Python json.dump(indent=2) writes them

@@ -5,27 +5,22 @@
 // input mapping, every other weight dequantized a block of rows at a time.
 #pragma once
 
-#include <memory>
 #include <optional>
+#include <vector>
 
 #include "bump_v4.hpp"
-#include "ck/conventions/ckhost_keys.hpp"
-#include "ck/stage.hpp"
-#include "hashed_payload.hpp"
+#include "payload_writer.hpp"
 
 namespace ckplugin::bump {
 using namespace ck;
 
-class BumpV4Writer final : public Writer {
+class BumpV4Writer final : public PayloadWriter {
   public:
     // Reads the options context=N, config=PATH, manifest=PATH, map=PATH.
     BumpV4Writer(const Options& options, Context& context);
 
     void prepare(const ModelHeader& header, const std::filesystem::path& destination) override;
     std::vector<std::filesystem::path> outputs() const override;
-    std::vector<std::string> understood_keys() const override {
-        return {std::string(conventions::aligned_head_dim_key)};
-    }
     std::vector<std::size_t> order() const override;
     void begin(OutputSink& out) override;
     void write(std::size_t index, const TensorView& tensor) override;
@@ -37,26 +32,13 @@ class BumpV4Writer final : public Writer {
     void copy_rows(const v4::Piece& piece, const TensorView& tensor);
     void dequantize_rows(const v4::Piece& piece, const TensorView& tensor);
     void dequantize_wo(const v4::Piece& piece, const TensorView& tensor);
-    std::span<std::byte> next_buffer(std::size_t bytes);
 
-    Context& context_;
-    std::optional<std::uint32_t> context_length_;
-    std::optional<std::filesystem::path> config_override_, manifest_override_, map_override_;
-
-    ModelHeader header_;
+    const std::optional<std::filesystem::path> manifest_override_, map_override_;
     v4::Plan plan_;
-    std::filesystem::path bump_path_, config_path_, manifest_path_, map_path_;
-    std::vector<std::byte> table_bytes_;  // u32 N + dtype table, hashed with the payload
-
-    std::size_t entry_ = 0;  // next entry to fill
-    std::size_t piece_ = 0;  // next piece within that entry
-    // Two output buffers, alternated so that one is hashed while the other is filled.
-    std::vector<std::byte> buffers_[2];
-    int current_ = 0;
+    std::filesystem::path manifest_path_, map_path_;
+    std::size_t entry_ = 0;    // next entry to fill
+    std::size_t piece_ = 0;    // next piece within that entry
     std::vector<float> rows_;  // dequantized source rows, when they need padding or reordering
-    // Last member: its hasher is destroyed (joined) first, while the buffers it may still read
-    // are alive.
-    HashedPayload payload_;
 };
 
 }  // namespace ckplugin::bump

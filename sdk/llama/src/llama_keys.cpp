@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "ck/error.hpp"
+#include "ck/llama/hparams.hpp"
 
 namespace ck::llama {
 namespace {
@@ -12,6 +13,16 @@ std::optional<FloatParam> as_float_param(const FoundValue& found) {
     if (v.type() == ValueType::f32) return FloatParam{*v.as_double(), true};
     if (auto d = v.as_double()) return FloatParam{*d, false};
     throw key_error("expected a number, got " + v.to_display(), found.key);
+}
+
+// Head packing cuts every layer the same way: a per-layer count must be one number.
+std::uint32_t one_for_every_layer(const PerLayer& values) {
+    if (!values.uniform())
+        throw key_error(
+            "per-layer values differ from layer to layer; bump and head packing "
+            "need the same number in every layer",
+            values.key());
+    return values.first();
 }
 
 }  // namespace
@@ -54,6 +65,10 @@ std::optional<FloatParam> ArchKeys::number_exact(std::string_view key) const {
 }
 
 HeadGeometry head_geometry(const ModelHeader& header, const ArchKeys& keys) {
+    return head_geometry(header, read_hyperparameters(keys.metadata()));
+}
+
+HeadGeometry head_geometry(const ModelHeader& header, const Hyperparameters& hp) {
     const TensorInfo* embd = header.find_tensor(token_embd_name);
     if (!embd)
         throw tensor_error(
@@ -69,22 +84,20 @@ HeadGeometry head_geometry(const ModelHeader& header, const ArchKeys& keys) {
                            token_embd_name);
 
     HeadGeometry g;
-    g.embed = keys.u32("embedding_length").value_or(static_cast<std::uint32_t>(embd->ne[0]));
+    g.embed = hp.embedding_length.value_or(static_cast<std::uint32_t>(embd->ne[0]));
     if (g.embed != static_cast<std::uint64_t>(embd->ne[0]))
         throw tensor_error("ne0 is " + std::to_string(embd->ne[0]) + ", expected " +
-                               std::to_string(g.embed) + " (" + keys.key("embedding_length") + ")",
+                               std::to_string(g.embed) + " (" + hp.key("embedding_length") + ")",
                            token_embd_name);
 
-    auto heads = keys.u32("attention.head_count");
-    if (!heads)
+    if (!hp.head_count)
         throw key_error("required key is missing (the number of attention heads)",
-                        keys.key("attention.head_count"));
-    if (*heads == 0)
-        throw key_error("expected at least 1 head, got 0", keys.key("attention.head_count"));
-    g.heads = *heads;
-    g.kv_heads = keys.u32("attention.head_count_kv").value_or(g.heads);
+                        hp.key("attention.head_count"));
+    g.heads = one_for_every_layer(*hp.head_count);
+    if (g.heads == 0) throw key_error("expected at least 1 head, got 0", hp.head_count->key());
+    g.kv_heads = hp.head_count_kv ? one_for_every_layer(*hp.head_count_kv) : g.heads;
     if (g.kv_heads == 0)
-        throw key_error("expected at least 1 kv head, got 0", keys.key("attention.head_count_kv"));
+        throw key_error("expected at least 1 kv head, got 0", hp.head_count_kv->key());
 
     // The tensors that cannot be cut into heads are the ones named.
     if (g.embed % g.heads != 0)

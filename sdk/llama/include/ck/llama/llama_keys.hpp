@@ -33,6 +33,7 @@ class ArchKeys {
     explicit ArchKeys(const Metadata& metadata);
 
     const std::string& arch() const noexcept { return arch_; }
+    const Metadata& metadata() const noexcept { return metadata_; }
     // The key name used when reporting a missing value: `<arch>.<suffix>`.
     std::string key(std::string_view suffix) const { return arch_ + "." + std::string(suffix); }
 
@@ -68,6 +69,8 @@ using conventions::aligned_head_dim_key;
 // H divides E and Hkv divides H. Each failure is a ck::Error naming the tensor or key involved
 // and the expected versus actual values.
 HeadGeometry head_geometry(const ModelHeader& header, const ArchKeys& keys);
+struct Hyperparameters;  // ck/llama/hparams.hpp
+HeadGeometry head_geometry(const ModelHeader& header, const Hyperparameters& hparams);
 
 // RoPE scaling beyond rope_theta, as llama.cpp reads it: `<arch>.rope.scaling.factor` (else the
 // older `<arch>.rope.scale_linear`) divides the positions, of the kind `<arch>.rope.scaling.type`

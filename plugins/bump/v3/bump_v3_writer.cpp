@@ -1,86 +1,43 @@
-#include "bump_writer.hpp"
+#include "bump_v3_writer.hpp"
 
 #include <algorithm>
-#include <limits>
 
 #include <nlohmann/json.hpp>
 
 #include "ck/error.hpp"
-#include "ck/llama/llama_keys.hpp"
-#include "ck/support/destination.hpp"
 #include "ck/support/tensor_io.hpp"
 #include "config_json.hpp"
 #include "float_widen.hpp"
-#include "hashed_payload.hpp"
 
 namespace fs = std::filesystem;
 
 namespace ckplugin::bump {
 using namespace ck;
-BumpWriter::BumpWriter(const Options& options, Context& context)
-    : context_(context),
-      context_length_(context_option(options)),
+
+BumpV3Writer::BumpV3Writer(const Options& options, Context& context)
+    : PayloadWriter(options, context, "bump v3", "bump["),
       strict_(options.get_bool("strict", false)),
-      context_ok_(options.get_bool("context_ok", false)) {
-    if (options.has("config")) {
-        if (options.get("config").empty())
-            throw usage_error("option config: expected a path, e.g. bump[config=out/config.json]");
-        config_override_ = fs::path(options.get("config"));
-    }
-}
+      context_ok_(options.get_bool("context_ok", false)) {}
 
-void BumpWriter::prepare(const ModelHeader& header, const fs::path& destination) {
-    header_ = header;
-    // First: no other change to the model gets past this.
-    refuse_rope_scaling(header_, "bump v3");
-    try {
-        plan_ = plan_model(header_, PlanOptions{context_length_});
-    } catch (const Error& e) {
-        // The tensor or key named is the input's: say which file it is in.
-        if (e.file().empty() && !header_.source.empty()) throw e.with_file(header_.source);
-        throw;
-    }
-
+void BumpV3Writer::prepare(const ModelHeader& header, const fs::path& destination) {
+    plan_input(header, [&] { plan_ = plan_model(header_, PlanOptions{context_length_}); });
     check_position_embeddings();
 
-    // `-o DIR/`, an existing directory or a new path without .bump: DIR/weights.bump;
-    // otherwise (name.bump, an existing file) the path as given.
-    bool new_directory = false;
-    bump_path_ = bump_file_path(destination, new_directory);
-    config_path_ =
-        config_override_ ? *config_override_ : bump_path_.parent_path() / config_file_name;
-    if (config_path_.lexically_normal() == bump_path_.lexically_normal())
-        throw usage_error("config.json and the bump file would be the same file: " +
-                          bump_path_.string());
-    if (new_directory)
-        context_.note("bump: -o " + destination.string() +
-                      " does not exist and has no .bump extension: it is taken as a new "
-                      "directory, holding " +
-                      bump_path_.string() + " and " + config_path_.string());
+    const bool new_directory = place_outputs(destination);
+    check_outputs(destination, new_directory, config_path_.string());
+    if (plan_.output_weight == OutputWeight::untied) refuse_or_report_untied(plan_.untied_reason);
+    warn_unwritten(plan_.dropped);
 
-    if (plan_.output_weight == OutputWeight::untied) {
-        if (strict_)
-            throw tensor_error(
-                "untied output.weight cannot be stored in bump v3 (" + plan_.untied_reason +
-                    "; the runtime ties the LM head to token_emb); refused because of "
-                    "strict=1",
-                output_weight_name, header_.source);
-        report_untied(plan_.untied_reason);
-    }
-    warn_unwritten(context_, plan_.dropped, "bump v3");
-
-    conventions::report_output_bytes(context_, bump_path_, plan_.file_bytes);
-    conventions::report_output_bytes(context_, config_path_,
-                                     render_config_json(plan_.config).size());
-
-    table_bytes_ = dtype_table_bytes(plan_.dtype_table);
+    context_.state_output_size(bump_path_, plan_.file_bytes);
+    context_.state_output_size(config_path_, render_config_json(plan_.config).size());
+    set_dtype_table(plan_.dtype_table);
 }
 
 // bump v3 stores a learned position embedding slot of context x embed f32 that llama-family
 // models do not have: it is all zeros, and with a large context it can dwarf the model
 // (context=1000000 on the 1.3 MB sample: 1 GB of zeros). The plan says how large it is, and an
 // override that makes it larger than everything else is refused unless confirmed.
-void BumpWriter::check_position_embeddings() {
+void BumpV3Writer::check_position_embeddings() {
     const auto pos = std::find_if(plan_.slots.begin(), plan_.slots.end(),
                                   [](const Slot& s) { return s.role == SlotRole::pos_emb; });
     if (pos == plan_.slots.end()) return;
@@ -107,11 +64,11 @@ void BumpWriter::check_position_embeddings() {
                           "anyway, or a smaller context");
 }
 
-std::vector<fs::path> BumpWriter::outputs() const {
+std::vector<fs::path> BumpV3Writer::outputs() const {
     return {bump_path_, config_path_};
 }
 
-std::vector<std::size_t> BumpWriter::order() const {
+std::vector<std::size_t> BumpV3Writer::order() const {
     std::vector<std::size_t> order;
     // output.weight first when only its bytes can tell whether it is tied: the comparison
     // with token_embd then happens before any payload byte is written.
@@ -122,27 +79,26 @@ std::vector<std::size_t> BumpWriter::order() const {
     return order;
 }
 
-void BumpWriter::begin(OutputSink& out) {
+void BumpV3Writer::begin(OutputSink& out) {
     OutputFile& config = out.create(config_path_);
     std::string text = render_config_json(plan_.config);
     config.write(text.data(), text.size());
 
-    payload_.start(out.create(bump_path_), header_bytes, table_bytes_);  // header: finish()
+    start_payload(out);
     slot_ = 0;
     piece_ = 0;
 }
 
-void BumpWriter::emit_zero_slots() {
+void BumpV3Writer::emit_zero_slots() {
     while (slot_ < plan_.slots.size() && plan_.fills[slot_].kind == SlotFill::Kind::zeros) {
         payload_.emit_zeros(plan_.slots[slot_].bytes);
         ++slot_;
     }
 }
 
-void BumpWriter::write(std::size_t index, const TensorView& tensor) {
-    if (!payload_.started()) throw Error("bump writer: write() before begin()");
+void BumpV3Writer::write(std::size_t index, const TensorView& tensor) {
+    expect_started("write");
     const TensorInfo& t = header_.tensors.at(index);
-    const std::string subject = llama::tensor_subject(t.name);
     support::check_tensor_bytes(tensor, t.nbytes, t.name);
     if (plan_.output_weight == OutputWeight::compare_bytes && index == plan_.output_weight_index &&
         !output_weight_digest_) {
@@ -153,9 +109,7 @@ void BumpWriter::write(std::size_t index, const TensorView& tensor) {
     WaitForHasher wait(payload_);
     emit_zero_slots();
     if (slot_ == plan_.slots.size() || plan_.fills[slot_].tensors.at(piece_) != index)
-        throw Error("tensors must arrive in the writer's order (expected slot " +
-                        (slot_ < plan_.slots.size() ? plan_.slots[slot_].name : "none") + ")",
-                    {}, {}, subject);
+        refuse_order(t.name, "slot", slot_ < plan_.slots.size() ? plan_.slots[slot_].name : "none");
     if (index == plan_.token_embd && plan_.output_weight == OutputWeight::compare_bytes)
         check_tied_output(tensor);
 
@@ -165,15 +119,7 @@ void BumpWriter::write(std::size_t index, const TensorView& tensor) {
         payload_.emit(widened);
         payload_.wait();  // `widened` dies here
     } else {
-        // Chunk by chunk: hash and write a chunk in parallel, then let its input pages go, so a
-        // large mapped tensor (token_embd) never becomes resident as a whole.
-        constexpr std::size_t chunk = 4u << 20;
-        for (std::size_t done = 0; done < tensor.bytes().size(); done += chunk) {
-            const std::size_t end = std::min(tensor.bytes().size(), done + chunk);
-            payload_.emit(tensor.bytes().subspan(done, end - done));
-            payload_.wait();
-            tensor.release(done, end);
-        }
+        payload_.emit_released(tensor, 0, tensor.bytes().size());
     }
     if (++piece_ == fill.tensors.size()) {
         ++slot_;
@@ -181,23 +127,22 @@ void BumpWriter::write(std::size_t index, const TensorView& tensor) {
     }
 }
 
-void BumpWriter::check_tied_output(const TensorView& token_embd) {
+void BumpV3Writer::check_tied_output(const TensorView& token_embd) {
     if (!output_weight_digest_)
         throw tensor_error("output.weight was not seen before token_embd.weight",
                            output_weight_name);
     if (sha256(token_embd.bytes()) == *output_weight_digest_) return;  // tied: nothing lost
-    std::string reason =
-        "output.weight has the type and shape of token_embd.weight but "
-        "different bytes";
+    refuse_or_report_untied(
+        "output.weight has the type and shape of token_embd.weight but different bytes");
+}
+
+// v3 has no slot for an untied output.weight: dropped with a warning, or refused with strict=1.
+void BumpV3Writer::refuse_or_report_untied(const std::string& reason) {
     if (strict_)
         throw tensor_error("untied output.weight cannot be stored in bump v3 (" + reason +
                                "; the runtime ties the LM head to token_emb); refused because of "
                                "strict=1",
                            output_weight_name, header_.source);
-    report_untied(reason);
-}
-
-void BumpWriter::report_untied(const std::string& reason) {
     context_.warn("bump: untied output.weight is dropped (" + reason +
                   "): bump v3 has no slot for it and the runtime uses token_emb as the LM head; "
                   "use bump[strict=1] to refuse instead");
@@ -207,20 +152,12 @@ void BumpWriter::report_untied(const std::string& reason) {
             .dump());
 }
 
-void BumpWriter::finish() {
-    if (!payload_.started()) throw Error("bump writer: finish() before begin()");
+void BumpV3Writer::finish() {
+    expect_started("finish");
     {
         WaitForHasher wait(payload_);
         emit_zero_slots();
     }
-    if (slot_ != plan_.slots.size())
-        throw Error("only " + std::to_string(slot_) + " of " + std::to_string(plan_.slots.size()) +
-                    " slots were written (next: " + plan_.slots[slot_].name + ")");
-    if (payload_.file().size() != plan_.file_bytes)
-        throw Error("wrote " + std::to_string(payload_.file().size()) + " bytes, planned " +
-                        std::to_string(plan_.file_bytes),
-                    bump_path_.string());
-
     const Geometry& g = plan_.geometry;
     Header h;
     h.num_layers = g.layers;
@@ -232,9 +169,12 @@ void BumpWriter::finish() {
     h.aligned_embed_dim = g.embed;  // the reference does not align it
     h.aligned_head_dim = g.aligned_head_dim;
     h.aligned_context = align_up(g.context, context_alignment);
-    h.checksum = payload_.digest();
-    auto bytes = encode_header(h);
-    payload_.file().write_at(0, bytes);
+    finish_payload(slot_, plan_.slots.size(),
+                   slot_ < plan_.slots.size() ? plan_.slots[slot_].name : "", "slot",
+                   plan_.file_bytes, [&](const Digest& digest) {
+                       h.checksum = digest;
+                       return encode_header(h);
+                   });
 }
 
 }  // namespace ckplugin::bump
