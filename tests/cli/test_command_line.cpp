@@ -269,7 +269,7 @@ BOOST_AUTO_TEST_CASE(shell_quote_round_trips_through_sh) {
 // A hint that suggests a pipeline quotes it: zsh would reject unquoted brackets as a glob.
 BOOST_AUTO_TEST_CASE(hints_are_shell_quoted) {
     cktest::TempDir dir;
-    // F16 weights cannot go into bump: the error suggests the dequant pipeline.
+    // F16 weights cannot go into bump: the suggestion, README.md's quantize pipeline, is quoted.
     const fs::path f16 = dir / "f16.gguf";
     auto make = cktest::run_ckhost(
         {"-q", "--pipeline", "gguf:dequant[to=f16]:gguf", "-i", sample(), "-o", f16.string()});
@@ -277,7 +277,8 @@ BOOST_AUTO_TEST_CASE(hints_are_shell_quoted) {
     auto r = cktest::run_ckhost(
         {"--pipeline", "gguf:bump", "-i", f16.string(), "-o", (dir / "out/").string()});
     BOOST_TEST(r.exit_code != 0);
-    BOOST_TEST(contains(r.err, "--pipeline 'gguf:dequant[to=f32]:bump'"), r.err);
+    BOOST_TEST(contains(r.err, "ckhost: suggestion: --pipeline 'gguf:quantize[mix=q4_k_m]:bump'"),
+               r.err);
     auto help = cktest::run_ckhost({"--help"});
     BOOST_TEST(contains(help.out, "'gguf:repack[to=nf4,only=blk.*]:safetensors'"), help.out);
 }
@@ -326,7 +327,9 @@ complete_line "ckhost completion "
     std::istringstream in(out.out);
     for (std::string line; std::getline(in, line);) lines.push_back(line);
     BOOST_TEST_REQUIRE(lines.size() == 8u, out.out);
-    BOOST_TEST(lines[0] == "convert inspect verify plugins batch batch-report completion help");
+    BOOST_TEST(lines[0] ==
+               "convert quantize split merge inspect verify plugins batch batch-report completion "
+               "help");
     BOOST_TEST(lines[1] == "--tensors --threads");
     BOOST_TEST(lines[2] == "gguf gguflite");  // readers only, first
     BOOST_TEST(lines[3] == "headpack");       // bash's word after the ':'

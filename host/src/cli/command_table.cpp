@@ -5,6 +5,10 @@ namespace ckhost::cli {
 const std::vector<Command>& command_table() {
     static const std::vector<Command> table = {
         {"convert", "convert --pipeline PIPELINE INPUT OUTPUT [options]", commands::convert},
+        {"quantize", "quantize [options] INPUT OUTPUT TYPE [THREADS]", commands::quantize},
+        {"split", "split [--split-max-tensors N | --split-max-size N(M|G)] INPUT OUTPUT_PREFIX",
+         commands::split},
+        {"merge", "merge FIRST_SHARD OUTPUT", commands::merge},
         {"inspect", "inspect FILE... [--json] [--tensors] [--kv KEY]...", commands::inspect},
         {"verify", "verify FILE... [--data] [--json]", commands::verify},
         {"plugins", "plugins [--json]", commands::plugins},

@@ -19,5 +19,8 @@ int plugins(const Args& args, OptionList* options_out);
 int batch(const Args& args, OptionList* options_out);
 int batch_report(const Args& args, OptionList* options_out);
 int completion(const Args& args, OptionList* options_out);
+int quantize(const Args& args, OptionList* options_out);
+int split(const Args& args, OptionList* options_out);
+int merge(const Args& args, OptionList* options_out);
 
 }  // namespace ckhost::commands

@@ -14,6 +14,7 @@
 #include "cli/process.hpp"
 #include "cli/suggest.hpp"
 #include "commands/commands.hpp"
+#include "commands/conversion_command.hpp"
 #include "io/stdin_spool.hpp"
 #include "pipeline/conversion_error.hpp"
 #include "pipeline/pipeline.hpp"
@@ -26,12 +27,6 @@ using namespace ckhost::cli;
 
 namespace {
 
-// What the convert command line says, beyond the global options.
-struct ConvertArgs {
-    std::string pipeline, input, output;
-    bool dry_run = false, force = false, update = false;
-};
-
 po::options_description convert_options(ConvertArgs& a) {
     po::options_description d("convert options");
     d.add_options()("pipeline,p", po::value(&a.pipeline),
@@ -39,12 +34,8 @@ po::options_description convert_options(ConvertArgs& a) {
         "input,i", po::value(&a.input), "input file, or - for standard input")(
         "output,o", po::value(&a.output),
         "output file or directory (DIR/ for writers that make several files), or - for "
-        "standard output (writers that stream)")("dry-run,n", po::bool_switch(&a.dry_run),
-                                                 "print the plan and write nothing")(
-        "force,f", po::bool_switch(&a.force), "overwrite existing outputs")(
-        "update,u", po::bool_switch(&a.update),
-        "do nothing when the outputs' recipe record (OUTPUT.ckhost.json) says this pipeline made "
-        "them from this input with this ckhost and plugins; else write them and the record");
+        "standard output (writers that stream)");
+    add_run_options(d, a);
     return d;
 }
 
@@ -139,14 +130,42 @@ void print_result(const ConvertResult& result, const PluginRegistry& registry, c
 
 }  // namespace
 
-int convert(const Args& args, OptionList* options_out) {
-    Common c;
-    ConvertArgs a;
-    po::options_description d = convert_options(a);
-    // INPUT and OUTPUT by position are -i and -o, which the option list shows.
+std::string stage_value(std::string_view value) {
+    std::string escaped;
+    for (char c : value) {
+        if (c == ',' || c == '[' || c == ']' || c == '{' || c == '}' || c == '\\') escaped += '\\';
+        escaped += c;
+    }
+    return escaped;
+}
+
+Positionals positional_strings(const std::vector<Argument>& arguments) {
     Positionals positionals;
-    positionals.order.add("input", 1).add("output", 1);
-    if (list_or_parse(args, d, positionals, c, convert_usage, options_out)) return ok;
+    for (const Argument& argument : arguments) {
+        positionals.arguments.add_options()(argument.name, po::value(argument.value));
+        positionals.order.add(argument.name, 1);
+    }
+    return positionals;
+}
+
+void require_arguments(const std::vector<Argument>& arguments, std::size_t required,
+                       std::string_view synopsis) {
+    for (std::size_t i = 0; i < required && i < arguments.size(); ++i)
+        if (arguments[i].value->empty())
+            throw ck::usage_error("missing " + std::string(arguments[i].name) + " (usage: ckhost " +
+                                  std::string(synopsis) + ")");
+}
+
+void add_run_options(po::options_description& options, ConvertArgs& a) {
+    options.add_options()("dry-run,n", po::bool_switch(&a.dry_run),
+                          "print the plan and write nothing")("force,f", po::bool_switch(&a.force),
+                                                              "overwrite existing outputs")(
+        "update,u", po::bool_switch(&a.update),
+        "do nothing when the outputs' recipe record (OUTPUT.ckhost.json) says this pipeline made "
+        "them from this input with this ckhost and plugins; else write them and the record");
+}
+
+int run_conversion(const ConvertArgs& a, const Common& c) {
     check_arguments(a, c);
     apply_globals(c);
     PluginRegistry registry(to_paths(c.plugin_dirs));
@@ -172,6 +191,17 @@ int convert(const Args& args, OptionList* options_out) {
     }
     print_result(result, registry, p, a, c);
     return ok;
+}
+
+int convert(const Args& args, OptionList* options_out) {
+    Common c;
+    ConvertArgs a;
+    po::options_description d = convert_options(a);
+    // INPUT and OUTPUT by position are -i and -o, which the option list shows.
+    Positionals positionals;
+    positionals.order.add("input", 1).add("output", 1);
+    if (list_or_parse(args, d, positionals, c, convert_usage, options_out)) return ok;
+    return run_conversion(a, c);
 }
 
 }  // namespace ckhost::commands
