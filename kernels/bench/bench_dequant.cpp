@@ -1,6 +1,6 @@
 // Issue benchmark: dequantization throughput, GB/s of f32 written, per type and per variant,
-// single thread, at 256 KiB of output (cache resident) and 64 MiB; plus memset of 64 MiB as
-// the memory-bandwidth yardstick.
+// single thread, at 256 KiB of output (cache resident) and 64 MiB; the types only the scalar
+// reference decodes at 256 KiB; plus memset of 64 MiB as the memory-bandwidth yardstick.
 //
 //   build/kernels/bench/bench_dequant --benchmark_min_time=0.2
 //
@@ -11,6 +11,7 @@
 #include <cstring>
 #include <new>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "block_scales.hpp"
@@ -101,6 +102,16 @@ int register_all() {
                                    (size == small_out ? "/256KiB" : "/64MiB");
                 benchmark::RegisterBenchmark(name.c_str(), dequant, type, isa, size);
             }
+    // The types only the scalar reference decodes (the i-quants, Q2_K, Q3_K, ...), cache
+    // resident: their kernels are arithmetic-bound, and no SIMD variant stands in for them.
+    for (std::uint32_t id = 0; id < ck::ggml_type_count; ++id) {
+        const auto type = static_cast<GgmlType>(id);
+        if (type == GgmlType::f32 || !ck::kernels::has_own_kernel(Isa::scalar, id) ||
+            ck::kernels::has_own_kernel(Isa::avx2, id))
+            continue;
+        const std::string name = std::string(ck::find_type(id)->name) + "/scalar/256KiB";
+        benchmark::RegisterBenchmark(name.c_str(), dequant, type, Isa::scalar, small_out);
+    }
     benchmark::RegisterBenchmark("memset/64MiB", memset_baseline);
     return 0;
 }

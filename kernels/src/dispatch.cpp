@@ -7,9 +7,12 @@
 namespace ck::kernels {
 namespace {
 
-DequantTable merged(const DequantTable& own, Isa isa) {
+// A variant's own kernels over the scalar table (the types it leaves to the scalar reference).
+template <DequantTable (*Own)()>
+DequantTable merged() {
+    const DequantTable own = Own();
     DequantTable t = scalar_dequant_table();
-    t.isa = isa;
+    t.isa = own.isa;
     for (std::size_t i = 0; i < t.fn.size(); ++i)
         if (own.fn[i]) t.fn[i] = own.fn[i];
     return t;
@@ -18,18 +21,8 @@ DequantTable merged(const DequantTable& own, Isa isa) {
 }  // namespace
 
 const DequantTable& dequant_table(Isa isa) {
-    switch (isa) {
-        case Isa::avx512: {
-            static const DequantTable t = merged(avx512_own_kernels(), Isa::avx512);
-            return t;
-        }
-        case Isa::avx2: {
-            static const DequantTable t = merged(avx2_own_kernels(), Isa::avx2);
-            return t;
-        }
-        default:
-            return scalar_dequant_table();
-    }
+    return table_for_isa<DequantTable, merged<own_kernels<Isa::avx512>>,
+                         merged<own_kernels<Isa::avx2>>, scalar_dequant_table>(isa);
 }
 
 const DequantTable& select_dequant_table(Isa limit) {

@@ -16,24 +16,13 @@ void f16_round_trip(const float* in, std::uint16_t* h, float* back, std::size_t 
 
 namespace {
 
+// Only reads the units' constant tables: nothing compiled for a SIMD ISA runs here.
 QuantizeRowFn own_quantizer(Isa isa, std::uint32_t type) {
-    const bool avx512 = isa == Isa::avx512;
-    switch (static_cast<GgmlType>(type)) {
-        case GgmlType::q2_k:
-            return avx512 ? quantize_row_q2_K_avx512 : quantize_row_q2_K_avx2;
-        case GgmlType::q3_k:
-            return avx512 ? quantize_row_q3_K_avx512 : quantize_row_q3_K_avx2;
-        case GgmlType::q4_k:
-            return avx512 ? quantize_row_q4_K_avx512 : quantize_row_q4_K_avx2;
-        case GgmlType::q5_k:
-            return avx512 ? quantize_row_q5_K_avx512 : quantize_row_q5_K_avx2;
-        case GgmlType::q6_k:
-            return avx512 ? quantize_row_q6_K_avx512 : quantize_row_q6_K_avx2;
-        case GgmlType::iq4_nl:
-            return avx512 ? quantize_row_iq4_nl_avx512 : quantize_row_iq4_nl_avx2;
-        default:
-            return nullptr;
-    }
+    const auto& own = isa == Isa::avx512 ? LaneQuantizers<Isa::avx512>::entries
+                                         : LaneQuantizers<Isa::avx2>::entries;
+    for (const LaneQuantizer& q : own)
+        if (static_cast<std::uint32_t>(q.type) == type) return q.fn;
+    return nullptr;
 }
 
 Isa capped(Isa limit) {

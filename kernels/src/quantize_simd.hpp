@@ -1,10 +1,12 @@
 // The quantizers each SIMD translation unit provides (Q2_K..Q6_K, IQ4_NL; one block per lane,
-// bit-identical to the scalar reference). They are compiled with their ISA's flags, so they may
-// only be called once the CPU is known to support that ISA (see quantize_dispatch.cpp).
+// bit-identical to the scalar reference), and the baseline helper they call.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+
+#include "ck/ggml_types.hpp"
+#include "ck/kernels/quantize.hpp"
 
 namespace ck::kernels {
 
@@ -12,18 +14,23 @@ namespace ck::kernels {
 // so the SIMD units round d and dmin with the scalar code's own conversion.
 void f16_round_trip(const float* in, std::uint16_t* h, float* back, std::size_t n);
 
-void quantize_row_q2_K_avx2(const float* x, std::byte* out, std::size_t n);
-void quantize_row_q3_K_avx2(const float* x, std::byte* out, std::size_t n);
-void quantize_row_q4_K_avx2(const float* x, std::byte* out, std::size_t n);
-void quantize_row_q5_K_avx2(const float* x, std::byte* out, std::size_t n);
-void quantize_row_q6_K_avx2(const float* x, std::byte* out, std::size_t n);
-void quantize_row_iq4_nl_avx2(const float* x, std::byte* out, std::size_t n);
-
-void quantize_row_q2_K_avx512(const float* x, std::byte* out, std::size_t n);
-void quantize_row_q3_K_avx512(const float* x, std::byte* out, std::size_t n);
-void quantize_row_q4_K_avx512(const float* x, std::byte* out, std::size_t n);
-void quantize_row_q5_K_avx512(const float* x, std::byte* out, std::size_t n);
-void quantize_row_q6_K_avx512(const float* x, std::byte* out, std::size_t n);
-void quantize_row_iq4_nl_avx512(const float* x, std::byte* out, std::size_t n);
+// The quantizers of the SIMD unit for `isa`, one block per lane: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K
+// and IQ4_NL. Constant data (constinit), so baseline code may read the table before the CPU
+// check; the functions it points to are compiled with the unit's flags and may only be called
+// once the CPU is known to support that ISA (see quantize_dispatch.cpp).
+struct LaneQuantizer {
+    GgmlType type;
+    QuantizeRowFn fn;
+};
+template <Isa isa>
+struct LaneQuantizers {
+    static const LaneQuantizer entries[6];
+};
+// Defined by quantize_kquants_avx2.cpp and quantize_kquants_avx512.cpp
+// (quantize_kquants_lanes.inc).
+template <>
+const LaneQuantizer LaneQuantizers<Isa::avx2>::entries[6];
+template <>
+const LaneQuantizer LaneQuantizers<Isa::avx512>::entries[6];
 
 }  // namespace ck::kernels

@@ -7,7 +7,12 @@
 
 namespace ck::kernels {
 
-DequantTable avx2_own_kernels();
-DequantTable avx512_own_kernels();
+template <Isa isa>
+DequantTable own_kernels();
+// Defined by dequant_avx2.cpp and dequant_avx512.cpp (simd_dequant_blocks.inc).
+template <>
+DequantTable own_kernels<Isa::avx2>();
+template <>
+DequantTable own_kernels<Isa::avx512>();
 
 }  // namespace ck::kernels

@@ -1,10 +1,30 @@
-// How a kernel table family (dequant, repack) is chosen, once for both: the best ISA this CPU
-// runs, capped by a limit; and the plugin-wide choice, capped by the host's --isa and made once.
+// How a kernel table family (dequant, repack) is chosen, once for both: the table of each ISA,
+// built once; the best ISA this CPU runs, capped by a limit; and the plugin-wide choice, capped
+// by the host's --isa and made once.
 #pragma once
 
 #include "ck/cpu.hpp"
 
 namespace ck::kernels {
+
+// The table of `isa`, each built on first use by its builder. The SIMD builders run code compiled
+// for their ISA, so asking for an ISA the CPU lacks is the caller's mistake (best_table never
+// does).
+template <class Table, Table (*BuildAvx512)(), Table (*BuildAvx2)(), const Table& (*Scalar)()>
+const Table& table_for_isa(Isa isa) {
+    switch (isa) {
+        case Isa::avx512: {
+            static const Table t = BuildAvx512();
+            return t;
+        }
+        case Isa::avx2: {
+            static const Table t = BuildAvx2();
+            return t;
+        }
+        default:
+            return Scalar();
+    }
+}
 
 template <class Table>
 const Table& best_table(const Table& (*table_for)(Isa), Isa limit) {

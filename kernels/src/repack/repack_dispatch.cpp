@@ -7,18 +7,8 @@
 namespace ck::kernels {
 
 const RepackTable& repack_table(Isa isa) {
-    switch (isa) {
-        case Isa::avx512: {
-            static const RepackTable t = avx512_repack_table();
-            return t;
-        }
-        case Isa::avx2: {
-            static const RepackTable t = avx2_repack_table();
-            return t;
-        }
-        default:
-            return scalar_repack_table();
-    }
+    return table_for_isa<RepackTable, avx512_repack_table, avx2_repack_table, scalar_repack_table>(
+        isa);
 }
 
 const RepackTable& select_repack_table(Isa limit) {

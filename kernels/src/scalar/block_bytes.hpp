@@ -29,6 +29,29 @@ inline float load_half(const u8* p) {
     return f16_to_f32(load_u16(p));
 }
 
+// Runs decode(block, out) on each of the n / Elements blocks of Bytes bytes, `out` moving on by
+// Elements floats: the outer loop of every block-by-block dequantizer. `decode` should take
+// its output as `float* __restrict`, as the kernels do, so the compiler knows the block bytes
+// are not written through it.
+template <std::size_t Elements, std::size_t Bytes, class Decode>
+inline void for_each_block(const std::byte* blocks, float* out, std::size_t n, Decode decode) {
+    const u8* b = bytes_of(blocks);
+    for (std::size_t i = 0; i < n / Elements; ++i, b += Bytes, out += Elements) decode(b, out);
+}
+
+// Runs encode(values, block) on each of the n / Elements runs of values, `block` moving on by
+// Bytes: the outer loop of every block-by-block quantizer.
+template <std::size_t Elements, std::size_t Bytes, class Encode>
+inline void for_each_block_encoded(const float* x, std::byte* out, std::size_t n, Encode encode) {
+    for (std::size_t i = 0; i < n / Elements; ++i, x += Elements, out += Bytes) encode(x, out);
+}
+
+// ggml's inverse of a block scale: 1 / d, or 0 when d is 0 (every code then comes out as the
+// one for 0).
+inline float inverse_scale(float d) {
+    return d != 0.0f ? 1.0f / d : 0.0f;
+}
+
 // A block's f16 field, written in the byte order GGUF and the host share (little-endian).
 inline void store_half(std::byte* out, float v) {
     const std::uint16_t h = f32_to_f16(v);

@@ -70,96 +70,98 @@ void emit_iq1_group(float dl, float delta, std::uint64_t entry, float* y) {
     }
 }
 
+// The IQ2 scale of a 4-bit field s: d * (0.5f + s) * 0.25f, in ggml's order.
+float iq2_scale(float d, unsigned s) {
+    return d * (0.5f + static_cast<float>(s)) * 0.25f;
+}
+
+// IQ2_XS and IQ2_S: per 32 elements a scale byte, the low nibble for the first 16, the high
+// one for the last 16.
+struct NibbleScales {
+    float first16, last16;
+};
+NibbleScales iq2_nibble_scales(float d, u8 scale) {
+    return {iq2_scale(d, scale & 0xf), iq2_scale(d, scale >> 4)};
+}
+
+// The IQ1_S / IQ1_M grid offset, negative when its sign bit is set.
+float iq1_delta(bool negative) {
+    return negative ? -IQ1S_DELTA : IQ1S_DELTA;
+}
+
 }  // namespace
 
 // IQ2_XXS: per 32 elements, 8 bytes: 4 grid indices (u8), then a u32 whose bits 0..27 hold four
 // 7-bit sign indices and bits 28..31 the 4-bit scale.
 void dequant_iq2_xxs(const std::byte* __restrict blocks, float* __restrict out, std::size_t n) {
-    const u8* b = bytes_of(blocks);
-    for (std::size_t i = 0; i < n / kQK; ++i, b += kIq2xxsBytes) {
+    for_each_block<kQK, kIq2xxsBytes>(blocks, out, n, [](const u8* b, float* __restrict y) {
         const float d = load_half(b);
-        const u8* qs = b + 2;
-        for (int ib32 = 0; ib32 < 8; ++ib32, qs += 8) {
-            const std::uint32_t aux1 = load_u32(qs + 4);
-            const float db = d * (0.5f + static_cast<float>(aux1 >> 28)) * 0.25f;
-            for (int l = 0; l < 4; ++l) {
-                const u8 signs = ksigns_iq2xs[(aux1 >> (7 * l)) & 127];
-                emit_iq2_group(db, iq2xxs_grid[qs[l]], signs, out);
-                out += 8;
-            }
+        for (int ib32 = 0; ib32 < 8; ++ib32) {
+            const u8* qs = b + 2 + 8 * ib32;
+            const std::uint32_t aux = load_u32(qs + 4);
+            const float db = iq2_scale(d, aux >> 28);
+            for (int l = 0; l < 4; ++l, y += 8)
+                emit_iq2_group(db, iq2xxs_grid[qs[l]], ksigns_iq2xs[(aux >> (7 * l)) & 127], y);
         }
-    }
+    });
 }
 
 // IQ2_XS: per 8 elements a u16 (9-bit grid index, 7-bit sign index); per 32 elements a scale
-// byte whose low nibble scales the first 16 elements and high nibble the last 16.
+// byte (iq2_nibble_scales).
 void dequant_iq2_xs(const std::byte* __restrict blocks, float* __restrict out, std::size_t n) {
-    const u8* b = bytes_of(blocks);
-    for (std::size_t i = 0; i < n / kQK; ++i, b += kIq2xsBytes) {
+    for_each_block<kQK, kIq2xsBytes>(blocks, out, n, [](const u8* b, float* __restrict y) {
         const float d = load_half(b);
-        const u8* qs = b + 2;
         const u8* scales = b + 2 + 64;
         for (int ib32 = 0; ib32 < 8; ++ib32) {
-            float db[2];
-            db[0] = d * (0.5f + static_cast<float>(scales[ib32] & 0xf)) * 0.25f;
-            db[1] = d * (0.5f + static_cast<float>(scales[ib32] >> 4)) * 0.25f;
-            for (int l = 0; l < 4; ++l) {
-                const std::uint16_t q = load_u16(qs + 2 * (4 * ib32 + l));
-                emit_iq2_group(db[l / 2], iq2xs_grid[q & 511], ksigns_iq2xs[q >> 9], out);
-                out += 8;
+            const NibbleScales db = iq2_nibble_scales(d, scales[ib32]);
+            for (int l = 0; l < 4; ++l, y += 8) {
+                const std::uint16_t q = load_u16(b + 2 + 2 * (4 * ib32 + l));
+                emit_iq2_group(l < 2 ? db.first16 : db.last16, iq2xs_grid[q & 511],
+                               ksigns_iq2xs[q >> 9], y);
             }
         }
-    }
+    });
 }
 
 // IQ2_S: 10-bit grid index = qs byte | 2 bits of qh; explicit 8-bit signs (no parity trick).
 void dequant_iq2_s(const std::byte* __restrict blocks, float* __restrict out, std::size_t n) {
-    const u8* b = bytes_of(blocks);
-    for (std::size_t i = 0; i < n / kQK; ++i, b += kIq2sBytes) {
+    for_each_block<kQK, kIq2sBytes>(blocks, out, n, [](const u8* b, float* __restrict y) {
         const float d = load_half(b);
         const u8* qs = b + 2;
         const u8* signs = qs + kQK / 8;
         const u8* qh = b + 2 + 64;
         const u8* scales = qh + 8;
         for (int ib32 = 0; ib32 < 8; ++ib32, qs += 4, signs += 4) {
-            float db[2];
-            db[0] = d * (0.5f + static_cast<float>(scales[ib32] & 0xf)) * 0.25f;
-            db[1] = d * (0.5f + static_cast<float>(scales[ib32] >> 4)) * 0.25f;
-            for (int l = 0; l < 4; ++l) {
+            const NibbleScales db = iq2_nibble_scales(d, scales[ib32]);
+            for (int l = 0; l < 4; ++l, y += 8) {
                 const unsigned idx = qs[l] | ((unsigned(qh[ib32]) << (8 - 2 * l)) & 0x300);
-                emit_iq2_group(db[l / 2], iq2s_grid[idx], signs[l], out);
-                out += 8;
+                emit_iq2_group(l < 2 ? db.first16 : db.last16, iq2s_grid[idx], signs[l], y);
             }
         }
-    }
+    });
 }
 
 // IQ3_XXS: 64 grid indices (4 elements each), then per 32 elements a u32 of four 7-bit sign
-// indices and a 4-bit scale.
+// indices and a 4-bit scale: db = d * (0.5f + scale) * 0.5f.
 void dequant_iq3_xxs(const std::byte* __restrict blocks, float* __restrict out, std::size_t n) {
-    const u8* b = bytes_of(blocks);
-    for (std::size_t i = 0; i < n / kQK; ++i, b += kIq3xxsBytes) {
+    for_each_block<kQK, kIq3xxsBytes>(blocks, out, n, [](const u8* b, float* __restrict y) {
         const float d = load_half(b);
         const u8* qs = b + 2;
         const u8* scales_and_signs = qs + kQK / 4;
         for (int ib32 = 0; ib32 < 8; ++ib32, qs += 8) {
             const std::uint32_t aux = load_u32(scales_and_signs + 4 * ib32);
             const float db = d * (0.5f + static_cast<float>(aux >> 28)) * 0.5f;
-            for (int l = 0; l < 4; ++l) {
-                const u8 signs = ksigns_iq2xs[(aux >> (7 * l)) & 127];
-                emit_iq3_group(db, iq3xxs_grid[qs[2 * l + 0]], iq3xxs_grid[qs[2 * l + 1]], signs,
-                               out);
-                out += 8;
-            }
+            for (int l = 0; l < 4; ++l, y += 8)
+                emit_iq3_group(db, iq3xxs_grid[qs[2 * l]], iq3xxs_grid[qs[2 * l + 1]],
+                               ksigns_iq2xs[(aux >> (7 * l)) & 127], y);
         }
-    }
+    });
 }
 
 // IQ3_S: 9-bit grid index = qs byte | 1 bit of qh; explicit sign bytes; one scale nibble per 32
 // elements, db = d * (1 + 2*nibble) (integer math, then one f32 multiply).
 void dequant_iq3_s(const std::byte* __restrict blocks, float* __restrict out, std::size_t n) {
-    const u8* b = bytes_of(blocks);
-    for (std::size_t i = 0; i < n / kQK; ++i, b += kIq3sBytes) {
+    for_each_block<kQK, kIq3sBytes>(blocks, out, n, [](const u8* b, float* __restrict y) {
         const float d = load_half(b);
         const u8* qs = b + 2;
         const u8* qh = qs + 64;
@@ -171,49 +173,41 @@ void dequant_iq3_s(const std::byte* __restrict blocks, float* __restrict out, st
                                   d * static_cast<float>(1 + 2 * (scales[ib32 / 2] >> 4))};
             for (int half = 0; half < 2; ++half, qs += 8, signs += 4) {
                 const unsigned h = qh[half];
-                for (int l = 0; l < 4; ++l) {
+                for (int l = 0; l < 4; ++l, y += 8) {
                     const unsigned idx1 = qs[2 * l + 0] | ((h << (8 - 2 * l)) & 256);
                     const unsigned idx2 = qs[2 * l + 1] | ((h << (7 - 2 * l)) & 256);
-                    emit_iq3_group(dbs[half], iq3s_grid[idx1], iq3s_grid[idx2], signs[l], out);
-                    out += 8;
+                    emit_iq3_group(dbs[half], iq3s_grid[idx1], iq3s_grid[idx2], signs[l], y);
                 }
             }
         }
-    }
+    });
 }
 
 // IQ1_S: per 32 elements a u16 qh: bits 0..11 the high 3 bits of four 11-bit grid indices,
 // bits 12..14 the scale, bit 15 the sign of the delta.
 void dequant_iq1_s(const std::byte* __restrict blocks, float* __restrict out, std::size_t n) {
-    const u8* b = bytes_of(blocks);
-    for (std::size_t i = 0; i < n / kQK; ++i, b += kIq1sBytes) {
+    for_each_block<kQK, kIq1sBytes>(blocks, out, n, [](const u8* b, float* __restrict y) {
         const float d = load_half(b);
-        const u8* qs = b + 2;
-        const u8* qh_bytes = b + 2 + 32;
-        for (int ib = 0; ib < 8; ++ib, qs += 4) {
-            const unsigned qh = load_u16(qh_bytes + 2 * ib);
+        for (int ib = 0; ib < 8; ++ib) {
+            const u8* qs = b + 2 + 4 * ib;
+            const unsigned qh = load_u16(b + 2 + 32 + 2 * ib);
             const float dl = d * static_cast<float>(2 * ((qh >> 12) & 7) + 1);
-            const float delta = (qh & 0x8000) ? -IQ1S_DELTA : IQ1S_DELTA;
-            for (int l = 0; l < 4; ++l) {
-                const unsigned idx = qs[l] | (((qh >> (3 * l)) & 7) << 8);
-                emit_iq1_group(dl, delta, iq1s_grid[idx], out);
-                out += 8;
-            }
+            const float delta = iq1_delta(qh & 0x8000);
+            for (int l = 0; l < 4; ++l, y += 8)
+                emit_iq1_group(dl, delta, iq1s_grid[qs[l] | (((qh >> (3 * l)) & 7) << 8)], y);
         }
-    }
+    });
 }
 
 // IQ1_M: no block-level d field; the f16 super-block scale is spread over the top nibbles of the
 // four u16 scale words. Each scale word also carries four 3-bit sub-scales (one per 16 elements);
 // each qh byte carries two 3-bit index extensions and two delta signs.
 void dequant_iq1_m(const std::byte* __restrict blocks, float* __restrict out, std::size_t n) {
-    const u8* b = bytes_of(blocks);
-    for (std::size_t i = 0; i < n / kQK; ++i, b += kIq1mBytes) {
+    for_each_block<kQK, kIq1mBytes>(blocks, out, n, [](const u8* b, float* __restrict y) {
         const u8* qs = b;
         const u8* qh = b + 32;
-        const u8* scale_bytes = b + 48;
         std::uint16_t sc[4];
-        for (int k = 0; k < 4; ++k) sc[k] = load_u16(scale_bytes + 2 * k);
+        for (int k = 0; k < 4; ++k) sc[k] = load_u16(b + 48 + 2 * k);
         const auto d_bits = static_cast<std::uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) |
                                                        ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000));
         const float d = f16_to_f32(d_bits);
@@ -224,17 +218,13 @@ void dequant_iq1_m(const std::byte* __restrict blocks, float* __restrict out, st
             const unsigned idx[4] = {
                 qs[0] | ((unsigned(qh[0]) << 8) & 0x700), qs[1] | ((unsigned(qh[0]) << 4) & 0x700),
                 qs[2] | ((unsigned(qh[1]) << 8) & 0x700), qs[3] | ((unsigned(qh[1]) << 4) & 0x700)};
-            // ggml spells this IQ1S_DELTA; IQ1M_DELTA has the same value.
-            const float delta[4] = {(qh[0] & 0x08) ? -IQ1M_DELTA : IQ1M_DELTA,
-                                    (qh[0] & 0x80) ? -IQ1M_DELTA : IQ1M_DELTA,
-                                    (qh[1] & 0x08) ? -IQ1M_DELTA : IQ1M_DELTA,
-                                    (qh[1] & 0x80) ? -IQ1M_DELTA : IQ1M_DELTA};
-            for (int l = 0; l < 4; ++l) {
-                emit_iq1_group(l < 2 ? dl1 : dl2, delta[l], iq1s_grid[idx[l]], out);
-                out += 8;
-            }
+            // ggml's dequantize_row_iq1_m uses IQ1S_DELTA too.
+            const float delta[4] = {iq1_delta(qh[0] & 0x08), iq1_delta(qh[0] & 0x80),
+                                    iq1_delta(qh[1] & 0x08), iq1_delta(qh[1] & 0x80)};
+            for (int l = 0; l < 4; ++l, y += 8)
+                emit_iq1_group(l < 2 ? dl1 : dl2, delta[l], iq1s_grid[idx[l]], y);
         }
-    }
+    });
 }
 
 }  // namespace ck::kernels::scalar

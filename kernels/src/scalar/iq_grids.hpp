@@ -21,8 +21,8 @@ extern const std::uint32_t iq3xxs_grid[256];
 extern const std::uint32_t iq3s_grid[512];
 extern const std::uint64_t iq1s_grid[2048];
 
-// Offset added to every IQ1_S / IQ1_M grid value (its sign comes from the block).
+// Offset added to every IQ1_S / IQ1_M grid value (its sign comes from the block; ggml uses this
+// one constant for both types).
 inline constexpr float IQ1S_DELTA = 0.125f;
-inline constexpr float IQ1M_DELTA = 0.125f;
 
 }  // namespace ck::kernels::scalar

@@ -145,6 +145,25 @@ std::optional<float> signed_extreme(int n, const float* x, u8* L) {
     return std::nullopt;
 }
 
+// Symmetric codes of x on the grid iscale, clamped to [-nmax, nmax - 1], each passed to
+// keep(i, code), and the least-squares sums with weights x^2, sum(w x l) and sum(w l^2),
+// accumulated in ggml's order.
+struct GridFit {
+    float sumlx = 0, suml2 = 0;
+};
+template <class Keep>
+GridFit fit_symmetric_grid(int n, int nmax, float iscale, const float* x, Keep keep) {
+    GridFit fit;
+    for (int i = 0; i < n; ++i) {
+        const int l = std::max(-nmax, std::min(nmax - 1, nearest_int(iscale * x[i])));
+        keep(i, l);
+        const float w = x[i] * x[i];
+        fit.sumlx += w * x[i] * to_f(l);
+        fit.suml2 += w * to_f(l) * to_f(l);
+    }
+    return fit;
+}
+
 // ggml's make_q3_quants with do_rmse: symmetric codes in [-nmax, nmax - 1] (returned in L
 // offset by nmax) for n values, weights x^2. Starts from the grid through the value of largest
 // magnitude, then moves single codes while that raises sumlx^2 / suml2 (up to 5 sweeps). An
@@ -152,18 +171,11 @@ std::optional<float> signed_extreme(int n, const float* x, u8* L) {
 float make_q3_quants(int n, int nmax, const float* x, u8* L) {
     const std::optional<float> extreme = signed_extreme(n, x, L);
     if (!extreme) return 0.0f;
-    const float max = *extreme;
-    const float iscale = to_f(-nmax) / max;
     int Ls[16];  // signed codes while refining (n <= 16)
-    float sumlx = 0;
-    float suml2 = 0;
-    for (int i = 0; i < n; ++i) {
-        const int l = std::max(-nmax, std::min(nmax - 1, nearest_int(iscale * x[i])));
-        Ls[i] = l;
-        const float w = x[i] * x[i];
-        sumlx += w * x[i] * to_f(l);
-        suml2 += w * to_f(l) * to_f(l);
-    }
+    const GridFit start =
+        fit_symmetric_grid(n, nmax, to_f(-nmax) / *extreme, x, [&](int i, int l) { Ls[i] = l; });
+    float sumlx = start.sumlx;
+    float suml2 = start.suml2;
     for (int itry = 0; itry < 5; ++itry) {
         int n_changed = 0;
         for (int i = 0; i < n; ++i) {
@@ -199,34 +211,20 @@ float make_qx_quants_rmse1(int n, int nmax, const float* x, u8* L) {
     const std::optional<float> extreme = signed_extreme(n, x, L);
     if (!extreme) return 0.0f;
     const float max = *extreme;
-    float iscale = to_f(-nmax) / max;
-    float sumlx = 0;
-    float suml2 = 0;
-    for (int i = 0; i < n; ++i) {
-        const int l = std::max(-nmax, std::min(nmax - 1, nearest_int(iscale * x[i])));
-        L[i] = static_cast<u8>(l + nmax);
-        const float w = x[i] * x[i];
-        sumlx += w * x[i] * to_f(l);
-        suml2 += w * to_f(l) * to_f(l);
-    }
-    float scale = suml2 != 0.0f ? sumlx / suml2 : 0.0f;
-    float best = scale * sumlx;
+    const GridFit start = fit_symmetric_grid(
+        n, nmax, to_f(-nmax) / max, x, [&](int i, int l) { L[i] = static_cast<u8>(l + nmax); });
+    float scale = start.suml2 != 0.0f ? start.sumlx / start.suml2 : 0.0f;
+    float best = scale * start.sumlx;
     int Lt[16];  // this grid's codes (n <= 16)
     for (int is = -9; is <= 9; ++is) {
         if (is == 0) continue;
-        iscale = -(to_f(nmax) + 0.1f * to_f(is)) / max;
-        sumlx = suml2 = 0;
-        for (int i = 0; i < n; ++i) {
-            const int l = std::max(-nmax, std::min(nmax - 1, nearest_int(iscale * x[i])));
-            Lt[i] = l;
-            const float w = x[i] * x[i];
-            sumlx += w * x[i] * to_f(l);
-            suml2 += w * to_f(l) * to_f(l);
-        }
-        if (suml2 > 0 && sumlx * sumlx > best * suml2) {
+        const float iscale = -(to_f(nmax) + 0.1f * to_f(is)) / max;
+        const GridFit fit =
+            fit_symmetric_grid(n, nmax, iscale, x, [&](int i, int l) { Lt[i] = l; });
+        if (fit.suml2 > 0 && fit.sumlx * fit.sumlx > best * fit.suml2) {
             for (int i = 0; i < n; ++i) L[i] = static_cast<u8>(Lt[i] + nmax);
-            scale = sumlx / suml2;
-            best = scale * sumlx;
+            scale = fit.sumlx / fit.suml2;
+            best = scale * fit.sumlx;
         }
     }
     return scale;
@@ -241,6 +239,37 @@ void get_scale_min_k4(int j, const u8* q, u8& d, u8& m) {
         d = static_cast<u8>((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
         m = static_cast<u8>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
     }
+}
+
+// The make_qkx2_quants search of Q2_K (16 sub-blocks of 16, weights |x|) and of Q4_K / Q5_K (8
+// sub-blocks of 32, weights rms + |x|).
+struct Qkx2Search {
+    int nmax;
+    float rmin, rdelta;
+    int nstep;
+    bool use_mad;
+};
+
+// Fits `count` sub-blocks of `size` values, weights from weigh(values, weights): each one's
+// codes into L and its scale and min (both >= 0, the min subtracted) into scales / mins.
+// Returns the largest scale and the largest min, which set the range of the stored ones.
+struct LargestScaleMin {
+    float scale = 0, min = 0;
+};
+template <int count, int size, class Weigh>
+LargestScaleMin fit_sub_blocks(const float* x, const Qkx2Search& search, Weigh weigh, u8* L,
+                               float* scales, float* mins) {
+    LargestScaleMin largest;
+    float weights[size];
+    for (int j = 0; j < count; ++j) {
+        const float* xs = x + size * j;
+        weigh(xs, weights);
+        scales[j] = make_qkx2_quants(size, search.nmax, xs, weights, L + size * j, mins[j],
+                                     search.rmin, search.rdelta, search.nstep, search.use_mad);
+        if (scales[j] > largest.scale) largest.scale = scales[j];
+        if (mins[j] > largest.min) largest.min = mins[j];
+    }
+    return largest;
 }
 
 // Packs 2-bit codes as Q2_K/Q3_K store them: per 128 values, byte l of the 32 holds codes l,
@@ -260,42 +289,35 @@ void quantize_block_q2_K(const float* x, std::byte* out) {
     u8* const sc = b;
     u8* const qs = b + 16;
     u8 L[qk_k];
-    float weights[16];
     float mins[16];
     float scales[16];
-
+    auto abs_weights = [](const float* xs, float* weights) {
+        for (int l = 0; l < 16; ++l) weights[l] = std::fabs(xs[l]);
+    };
     // Scales and mins are always >= 0 (the min is subtracted): the largest sets the range.
-    float max_scale = 0;
-    float max_min = 0;
-    for (int j = 0; j < 16; ++j) {
-        for (int l = 0; l < 16; ++l) weights[l] = std::fabs(x[16 * j + l]);
-        scales[j] = make_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, mins[j], -0.5f, 0.1f,
-                                     15, true);
-        if (scales[j] > max_scale) max_scale = scales[j];
-        if (mins[j] > max_min) max_min = mins[j];
-    }
+    const LargestScaleMin largest =
+        fit_sub_blocks<16, 16>(x, {3, -0.5f, 0.1f, 15, true}, abs_weights, L, scales, mins);
 
     float d = 0.0f;
-    if (max_scale > 0) {
-        const float iscale = 15.0f / max_scale;
+    if (largest.scale > 0) {
+        const float iscale = 15.0f / largest.scale;
         for (int j = 0; j < 16; ++j) sc[j] = static_cast<u8>(nearest_int(iscale * scales[j]));
-        d = store_f16(b + 80, max_scale / 15.0f);
+        d = store_f16(b + 80, largest.scale / 15.0f);
     } else {
         for (int j = 0; j < 16; ++j) sc[j] = 0;
         d = store_f16(b + 80, 0.0f);
     }
     float dmin = 0.0f;
-    if (max_min > 0) {
-        const float iscale = 15.0f / max_min;
+    if (largest.min > 0) {
+        const float iscale = 15.0f / largest.min;
         for (int j = 0; j < 16; ++j)
             sc[j] = static_cast<u8>(sc[j] | (nearest_int(iscale * mins[j]) << 4));
-        dmin = store_f16(b + 82, max_min / 15.0f);
+        dmin = store_f16(b + 82, largest.min / 15.0f);
     } else {
         dmin = store_f16(b + 82, 0.0f);
     }
 
-    // Requantize against the stored (f16, 4-bit) scales; a sub-block whose scale is 0 keeps the
-    // codes make_qkx2_quants chose.
+    // Requantize against the stored (f16, 4-bit) scales.
     for (int j = 0; j < 16; ++j) {
         const float dl = d * to_f(sc[j] & 0xF);
         if (dl == 0.0f) continue;
@@ -381,26 +403,20 @@ void quantize_block_q3_K(const float* x, std::byte* out) {
 // dmin = max_min / 63. Writes d, dmin and scales[12] at b[0..16) and the requantized codes to L.
 template <int nmax>
 void q45_k_scales_and_codes(const float* x, u8* b, u8* L, float rmin, float rdelta, int nstep) {
-    float weights[32];
     float mins[8];
     float scales[8];
-    float max_scale = 0;
-    float max_min = 0;
-    for (int j = 0; j < 8; ++j) {
-        const float* xs = x + 32 * j;
+    auto rms_weights = [](const float* xs, float* weights) {
         float sum_x2 = 0;
         for (int l = 0; l < 32; ++l) sum_x2 += xs[l] * xs[l];
         const float av_x = std::sqrt(sum_x2 / 32);
         for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(xs[l]);
-        scales[j] = make_qkx2_quants(32, nmax, xs, weights, L + 32 * j, mins[j], rmin, rdelta,
-                                     nstep, false);
-        if (scales[j] > max_scale) max_scale = scales[j];
-        if (mins[j] > max_min) max_min = mins[j];
-    }
+    };
+    const LargestScaleMin largest =
+        fit_sub_blocks<8, 32>(x, {nmax, rmin, rdelta, nstep, false}, rms_weights, L, scales, mins);
 
     u8* const sc = b + 4;
-    const float inv_scale = max_scale > 0 ? 63.0f / max_scale : 0.0f;
-    const float inv_min = max_min > 0 ? 63.0f / max_min : 0.0f;
+    const float inv_scale = largest.scale > 0 ? 63.0f / largest.scale : 0.0f;
+    const float inv_min = largest.min > 0 ? 63.0f / largest.min : 0.0f;
     for (int j = 0; j < 8; ++j) {
         // ggml truncates to uint8_t first, then caps at 63.
         const u8 ls = std::min<u8>(63, static_cast<u8>(nearest_int(inv_scale * scales[j])));
@@ -414,11 +430,10 @@ void q45_k_scales_and_codes(const float* x, u8* b, u8* L, float rmin, float rdel
             sc[j] = static_cast<u8>(sc[j] | ((lm >> 4) << 6));
         }
     }
-    const float d = store_f16(b, max_scale / 63.0f);
-    const float dmin = store_f16(b + 2, max_min / 63.0f);
+    const float d = store_f16(b, largest.scale / 63.0f);
+    const float dmin = store_f16(b + 2, largest.min / 63.0f);
 
-    // Requantize against the stored scales; a sub-block whose scale is 0 keeps the codes
-    // make_qkx2_quants chose.
+    // Requantize against the stored scales.
     for (int j = 0; j < 8; ++j) {
         u8 s, m;
         get_scale_min_k4(j, sc, s, m);

@@ -21,6 +21,8 @@ namespace {
 constexpr std::size_t block32 = 32;
 constexpr std::size_t block256 = 256;
 
+using scalar::for_each_block_encoded;
+using scalar::inverse_scale;
 using scalar::store_half;
 
 void store_u32(std::byte* out, std::uint32_t v) {
@@ -62,6 +64,29 @@ inline float block_signed_absmax(const float* x, std::size_t n) {
         }
     }
     return max;
+}
+
+// Q4_1 / Q5_1: d = (max - min) / levels and the min, stored as f16 at the block's start; the
+// codes use the f32 min and 1/d, as ggml's do.
+struct AffineScale {
+    float min, id;
+};
+inline AffineScale store_affine_scale(const float* x, float levels, std::byte* out) {
+    float min, max;
+    block_min_max(x, block32, min, max);
+    const float d = (max - min) / levels;
+    store_half(out, d);
+    store_half(out + 2, min);
+    return {min, inverse_scale(d)};
+}
+
+// Q5_0 / Q5_1 codes (0..31) of elements j and j + 16: the low nibbles into byte j of qs, the
+// fifth bits into bits j and j + 16 of qh.
+inline void pack_five_bit_pair(std::uint8_t q0, std::uint8_t q1, std::size_t j, std::uint8_t* qs,
+                               std::uint32_t& qh) {
+    qs[j] = static_cast<std::uint8_t>((q0 & 0x0f) | ((q1 & 0x0f) << 4));
+    qh |= static_cast<std::uint32_t>((q0 >> 4) & 1) << j;
+    qh |= static_cast<std::uint32_t>((q1 >> 4) & 1) << (j + block32 / 2);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -139,73 +164,54 @@ inline void iq4nl_fit(const float* x, const float* w, float id, float& sumqx, fl
 
 void quantize_row_q4_1(const float* x, std::byte* out, std::size_t n) {
     // block_q4_1: f16 d, f16 m, 16 bytes of nibbles (element j low, j + 16 high).
-    for (std::size_t b = 0; b < n / block32; ++b, x += block32, out += 20) {
-        float min, max;
-        block_min_max(x, block32, min, max);
-        const float d = (max - min) / 15.0f;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        store_half(out, d);
-        store_half(out + 2, min);
+    for_each_block_encoded<block32, 20>(x, out, n, [](const float* v, std::byte* block) {
+        const AffineScale s = store_affine_scale(v, 15.0f, block);
         std::uint8_t qs[block32 / 2];
         for (std::size_t j = 0; j < block32 / 2; ++j) {
-            const float x0 = (x[j] - min) * id;
-            const float x1 = (x[block32 / 2 + j] - min) * id;
-            const int q0 = std::min(15, low_int8(x0 + 0.5f));
-            const int q1 = std::min(15, low_int8(x1 + 0.5f));
+            const int q0 = std::min(15, low_int8((v[j] - s.min) * s.id + 0.5f));
+            const int q1 = std::min(15, low_int8((v[block32 / 2 + j] - s.min) * s.id + 0.5f));
             qs[j] = static_cast<std::uint8_t>(static_cast<std::uint8_t>(q0) | (q1 << 4));
         }
-        std::memcpy(out + 4, qs, sizeof qs);
-    }
+        std::memcpy(block + 4, qs, sizeof qs);
+    });
 }
 
 void quantize_row_q5_0(const float* x, std::byte* out, std::size_t n) {
     // block_q5_0: f16 d, u32 qh (bit j: fifth bit of element j), 16 bytes of low nibbles.
-    for (std::size_t b = 0; b < n / block32; ++b, x += block32, out += 22) {
+    for_each_block_encoded<block32, 22>(x, out, n, [](const float* v, std::byte* block) {
         // As Q4_0: the signed extreme maps to -16 exactly.
-        const float max = block_signed_absmax(x, block32);
-        const float d = max / -16.0f;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        store_half(out, d);
+        const float d = block_signed_absmax(v, block32) / -16.0f;
+        const float id = inverse_scale(d);
+        store_half(block, d);
         std::uint32_t qh = 0;
         std::uint8_t qs[block32 / 2];
         for (std::size_t j = 0; j < block32 / 2; ++j) {
-            const float x0 = x[j] * id;
-            const float x1 = x[block32 / 2 + j] * id;
-            const auto q0 = static_cast<std::uint8_t>(std::min(31, low_int8(x0 + 16.5f)));
-            const auto q1 = static_cast<std::uint8_t>(std::min(31, low_int8(x1 + 16.5f)));
-            qs[j] = static_cast<std::uint8_t>((q0 & 0x0f) | ((q1 & 0x0f) << 4));
-            qh |= static_cast<std::uint32_t>((q0 >> 4) & 1) << j;
-            qh |= static_cast<std::uint32_t>((q1 >> 4) & 1) << (j + block32 / 2);
+            const auto q0 = static_cast<std::uint8_t>(std::min(31, low_int8(v[j] * id + 16.5f)));
+            const auto q1 =
+                static_cast<std::uint8_t>(std::min(31, low_int8(v[block32 / 2 + j] * id + 16.5f)));
+            pack_five_bit_pair(q0, q1, j, qs, qh);
         }
-        store_u32(out + 2, qh);
-        std::memcpy(out + 6, qs, sizeof qs);
-    }
+        store_u32(block + 2, qh);
+        std::memcpy(block + 6, qs, sizeof qs);
+    });
 }
 
 void quantize_row_q5_1(const float* x, std::byte* out, std::size_t n) {
     // block_q5_1: f16 d, f16 m, u32 qh, 16 bytes of low nibbles.
-    for (std::size_t b = 0; b < n / block32; ++b, x += block32, out += 24) {
-        float min, max;
-        block_min_max(x, block32, min, max);
-        const float d = (max - min) / 31.0f;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        store_half(out, d);
-        store_half(out + 2, min);
+    for_each_block_encoded<block32, 24>(x, out, n, [](const float* v, std::byte* block) {
+        const AffineScale s = store_affine_scale(v, 31.0f, block);
         std::uint32_t qh = 0;
         std::uint8_t qs[block32 / 2];
         for (std::size_t j = 0; j < block32 / 2; ++j) {
-            const float x0 = (x[j] - min) * id;
-            const float x1 = (x[block32 / 2 + j] - min) * id;
             // ggml casts straight to uint8_t here, with no clamp to 31 (x0 + 0.5 < 32 anyway).
-            const auto q0 = static_cast<std::uint8_t>(truncate_like_x86(x0 + 0.5f));
-            const auto q1 = static_cast<std::uint8_t>(truncate_like_x86(x1 + 0.5f));
-            qs[j] = static_cast<std::uint8_t>((q0 & 0x0f) | ((q1 & 0x0f) << 4));
-            qh |= static_cast<std::uint32_t>((q0 >> 4) & 1) << j;
-            qh |= static_cast<std::uint32_t>((q1 >> 4) & 1) << (j + block32 / 2);
+            const float x0 = (v[j] - s.min) * s.id;
+            const float x1 = (v[block32 / 2 + j] - s.min) * s.id;
+            pack_five_bit_pair(static_cast<std::uint8_t>(truncate_like_x86(x0 + 0.5f)),
+                               static_cast<std::uint8_t>(truncate_like_x86(x1 + 0.5f)), j, qs, qh);
         }
-        store_u32(out + 4, qh);
-        std::memcpy(out + 8, qs, sizeof qs);
-    }
+        store_u32(block + 4, qh);
+        std::memcpy(block + 8, qs, sizeof qs);
+    });
 }
 
 // What llama-quantize writes for IQ4_NL without an importance matrix: ggml_quantize_chunk ->
@@ -252,7 +258,7 @@ void quantize_row_iq4_nl(const float* x, std::byte* out, std::size_t n) {
         // epsilon (all zero) gets scale 0 and so every code is the index of the value nearest
         // 0 (8, the value 1): bytes 0x88.
         store_half(out, scale);
-        const float id = scale != 0.0f ? 1.0f / scale : 0.0f;
+        const float id = inverse_scale(scale);
         std::uint8_t L[block32];
         for (std::size_t j = 0; j < block32; ++j)
             L[j] = static_cast<std::uint8_t>(best_index_iq4nl(id * x[j]));
@@ -269,48 +275,47 @@ void quantize_row_tq1_0(const float* x, std::byte* out, std::size_t n) {
     // the most significant trit), qs[32..47] elements 160..239 (byte 32+m: 160+m, 176+m, ...,
     // 224+m), qh[0..3] elements 240..255 (byte m: 240+m, 244+m, 248+m, 252+m, then a zero
     // trit so the first lands in the top position).
-    for (std::size_t b = 0; b < n / block256; ++b, x += block256, out += 54) {
-        const float d = ternary_scale(x);
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    for_each_block_encoded<block256, 54>(x, out, n, [](const float* v, std::byte* block) {
+        const float d = ternary_scale(v);
+        const float id = inverse_scale(d);
         std::uint8_t bytes[52];
-        for (std::size_t m = 0; m < 32; ++m) {
-            unsigned q = 0;
-            for (std::size_t k = 0; k < 5; ++k) q = q * 3 + ternary_code(x[m + 32 * k] * id);
-            bytes[m] = pack_trits(q);
-        }
-        for (std::size_t m = 0; m < 16; ++m) {
-            unsigned q = 0;
-            for (std::size_t k = 0; k < 5; ++k) q = q * 3 + ternary_code(x[160 + m + 16 * k] * id);
-            bytes[32 + m] = pack_trits(q);
-        }
-        for (std::size_t m = 0; m < 4; ++m) {
-            unsigned q = 0;
-            for (std::size_t k = 0; k < 4; ++k) q = q * 3 + ternary_code(x[240 + m + 4 * k] * id);
-            bytes[48 + m] = pack_trits(q * 3);
-        }
-        std::memcpy(out, bytes, sizeof bytes);
-        store_half(out + 52, d);
-    }
+        // Bytes [first, first + count): byte first + m holds `trits` trits of the elements
+        // offset + m + count * k.
+        auto pack = [&](std::size_t first, std::size_t count, std::size_t offset,
+                        std::size_t trits) {
+            for (std::size_t m = 0; m < count; ++m) {
+                unsigned q = 0;
+                for (std::size_t k = 0; k < trits; ++k)
+                    q = q * 3 + ternary_code(v[offset + m + count * k] * id);
+                bytes[first + m] = pack_trits(trits == 5 ? q : q * 3);
+            }
+        };
+        pack(0, 32, 0, 5);
+        pack(32, 16, 160, 5);
+        pack(48, 4, 240, 4);
+        std::memcpy(block, bytes, sizeof bytes);
+        store_half(block + 52, d);
+    });
 }
 
 void quantize_row_tq2_0(const float* x, std::byte* out, std::size_t n) {
     // block_tq2_0 (66 bytes): qs[64] with 4 two-bit codes a byte, f16 d. Byte 32*g + m holds
     // elements 128*g + m + 32*k in bits 2k..2k+1 (k = 0..3), code = trit + 1.
-    for (std::size_t b = 0; b < n / block256; ++b, x += block256, out += 66) {
-        const float d = ternary_scale(x);
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    for_each_block_encoded<block256, 66>(x, out, n, [](const float* v, std::byte* block) {
+        const float d = ternary_scale(v);
+        const float id = inverse_scale(d);
         std::uint8_t qs[64];
         for (std::size_t g = 0; g < 2; ++g) {
             for (std::size_t m = 0; m < 32; ++m) {
                 unsigned q = 0;
                 for (std::size_t k = 0; k < 4; ++k)
-                    q |= ternary_code(x[128 * g + m + 32 * k] * id) << (2 * k);
+                    q |= ternary_code(v[128 * g + m + 32 * k] * id) << (2 * k);
                 qs[32 * g + m] = static_cast<std::uint8_t>(q);
             }
         }
-        std::memcpy(out, qs, sizeof qs);
-        store_half(out + 64, d);
-    }
+        std::memcpy(block, qs, sizeof qs);
+        store_half(block + 64, d);
+    });
 }
 
 }  // namespace ck::kernels

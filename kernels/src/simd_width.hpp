@@ -1,0 +1,36 @@
+// The register width of the SIMD unit being compiled. A unit sets CK_SIMD_FLOAT_LANES to 8
+// (AVX2) or 16 (AVX-512), is compiled with that ISA's flags (kernels/CMakeLists.txt), and
+// includes the shared code written against what this header defines: the AVX2 and AVX-512
+// variants are one source, built twice.
+//
+// Everything shared this way has internal linkage (anonymous namespaces): an inline function
+// with external linkage compiled for AVX-512 could stand in for the AVX2 unit's copy at link
+// time and run on a CPU without AVX-512.
+#pragma once
+
+#include <immintrin.h>
+
+#include "ck/cpu.hpp"
+
+// CK_SIMD(name): the intrinsic `name` at the unit's width, _mm512_name or _mm256_name (the
+// instructions whose names differ only by that prefix).
+#if CK_SIMD_FLOAT_LANES == 16
+#define CK_SIMD(name) _mm512_##name
+#elif CK_SIMD_FLOAT_LANES == 8
+#define CK_SIMD(name) _mm256_##name
+#else
+#error "define CK_SIMD_FLOAT_LANES as 8 (AVX2) or 16 (AVX-512) before including simd_width.hpp"
+#endif
+
+namespace ck::kernels {
+namespace {
+
+constexpr int float_lanes = CK_SIMD_FLOAT_LANES;
+constexpr Isa simd_isa = float_lanes == 16 ? Isa::avx512 : Isa::avx2;
+
+using Floats = decltype(CK_SIMD(setzero_ps)());          // __m256, __m512
+using Ints = decltype(CK_SIMD(cvttps_epi32)(Floats{}));  // __m256i, __m512i
+using HalfInts = decltype(CK_SIMD(cvtps_ph)(Floats{}, _MM_FROUND_TO_NEAREST_INT));  // half as wide
+
+}  // namespace
+}  // namespace ck::kernels
