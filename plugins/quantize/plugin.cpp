@@ -16,21 +16,23 @@ using ckplugin::quantize::target_choices;
 const ck_option_descriptor options[] = {
     {"to", CK_STAGE_TRANSFORM, "q8_0", target_choices,
      "one type for every selected 2-D weight (rows not a multiple of its block are copied)"},
-    {"mix", CK_STAGE_TRANSFORM, nullptr, nullptr,
-     "llama-quantize's per-tensor choice for a named file type: q4_0 q4_1 q5_0 q5_1 q8_0 q2_k "
-     "q3_k_s q3_k_m q3_k_l q4_k_s q4_k_m q5_k_s q5_k_m q6_k iq4_nl tq1_0 tq2_0 f16 bf16 f32"},
-    {"output_type", CK_STAGE_TRANSFORM, nullptr, nullptr,
-     "with mix: output.weight's type (--output-tensor-type)"},
-    {"embd_type", CK_STAGE_TRANSFORM, nullptr, nullptr,
-     "with mix: token_embd.weight's type (--token-embedding-type)"},
-    {"pure", CK_STAGE_TRANSFORM, "0", nullptr,
-     "with mix: the mixture's default type for every weight (--pure)"},
-    {"leave_output", CK_STAGE_TRANSFORM, "0", nullptr,
-     "with mix: copy output.weight as it is (--leave-output-tensor)"},
-    {"requantize", CK_STAGE_TRANSFORM, "0", nullptr,
-     "dequantize already quantized tensors exactly, then quantize them (--allow-requantize)"},
-    {"keep_quantized", CK_STAGE_TRANSFORM, "0", nullptr,
-     "copy already quantized tensors as they are"},
+    ck::value_option(
+        "mix", CK_STAGE_TRANSFORM,
+        "llama-quantize's per-tensor choice for a named file type: q4_0 q4_1 q5_0 q5_1 q8_0 q2_k "
+        "q3_k_s q3_k_m q3_k_l q4_k_s q4_k_m q5_k_s q5_k_m q6_k iq4_nl tq1_0 tq2_0 f16 bf16 f32"),
+    ck::value_option("output_type", CK_STAGE_TRANSFORM,
+                     "with mix: output.weight's type (--output-tensor-type)"),
+    ck::value_option("embd_type", CK_STAGE_TRANSFORM,
+                     "with mix: token_embd.weight's type (--token-embedding-type)"),
+    ck::switch_option("pure", CK_STAGE_TRANSFORM,
+                      "with mix: the mixture's default type for every weight (--pure)"),
+    ck::switch_option("leave_output", CK_STAGE_TRANSFORM,
+                      "with mix: copy output.weight as it is (--leave-output-tensor)"),
+    ck::switch_option(
+        "requantize", CK_STAGE_TRANSFORM,
+        "dequantize already quantized tensors exactly, then quantize them (--allow-requantize)"),
+    ck::switch_option("keep_quantized", CK_STAGE_TRANSFORM,
+                      "copy already quantized tensors as they are"),
     {"order", CK_STAGE_TRANSFORM, nullptr, "llama|input",
      "tensor order: llama (llama-quantize's: tensors without a layer first, then by layer, by "
      "name within a layer; file type keys last; the default with mix) or input (the default "
