@@ -34,7 +34,9 @@ std::array<std::byte, header_bytes> encode_fixed_header(
     }
     std::memcpy(p + at, checksum.data(), checksum.size());
     at += checksum.size();
-    std::memcpy(p + at, reserved.data(), std::min(reserved.size(), header_bytes - at));
+    // memcpy from an empty span's null data() is undefined even for 0 bytes (v4 has none).
+    if (!reserved.empty())
+        std::memcpy(p + at, reserved.data(), std::min(reserved.size(), header_bytes - at));
     return out;
 }
 
@@ -54,7 +56,8 @@ void decode_fixed_header(std::span<const std::byte, header_bytes> bytes,
     }
     std::memcpy(checksum.data(), p + at, checksum.size());
     at += checksum.size();
-    std::memcpy(reserved.data(), p + at, std::min(reserved.size(), header_bytes - at));
+    if (!reserved.empty())
+        std::memcpy(reserved.data(), p + at, std::min(reserved.size(), header_bytes - at));
 }
 
 }  // namespace ckplugin::bump
