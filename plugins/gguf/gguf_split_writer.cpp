@@ -104,8 +104,8 @@ void GgufSplitWriter::complete(std::size_t k) {
 void GgufSplitWriter::write(std::size_t index, const TensorView& tensor) {
     while (current_ < shards_.size() && index >= shards_[current_].range.end) complete(current_++);
     if (current_ == shards_.size() || index < shards_[current_].range.begin)
-        throw Error("tensors must arrive in header order", {}, {},
-                    "tensor " + std::to_string(index));
+        throw plugin_bug("tensor " + std::to_string(index) + " arrived out of header order",
+                         "gguf split writer");
     shards_[current_].writer->write(index - shards_[current_].range.begin, tensor);
 }
 

@@ -134,14 +134,13 @@ void GgufLiteWriter::begin(OutputSink& out) {
 
 void GgufLiteWriter::write(std::size_t index, const TensorView& tensor) {
     const TensorPlan& p = plans_.at(index);
-    const std::string subject = tensor_subject(p.name);
     if (index != next_) throw tensor_error("tensors must arrive in header order", p.name);
     support::check_tensor_bytes(tensor, p.source_bytes, p.name);
     const std::uint64_t start = file_->size();
     if (start != data_start_ + p.offset)
-        throw Error("output is at byte " + std::to_string(start) + ", the layout says " +
-                        std::to_string(data_start_ + p.offset),
-                    path_.string(), {}, subject);
+        throw tensor_error("output is at byte " + std::to_string(start) + ", the layout says " +
+                               std::to_string(data_start_ + p.offset),
+                           p.name, path_.string());
     encode(p, tensor);
     if (check_) {
         flush_output();

@@ -14,10 +14,6 @@ namespace {
 constexpr std::uint32_t canonical_f32_nan = 0x7fc00000u;
 constexpr std::uint64_t canonical_f64_nan = 0x7ff8000000000000ull;
 
-std::string subject_of(std::string_view key) {
-    return "key '" + std::string(key) + "'";
-}
-
 std::uint64_t load_le(const std::byte* p, std::size_t n) {
     std::uint64_t v = 0;
     std::memcpy(&v, p, n);  // little-endian host (checked in gguflite_format.hpp)
@@ -49,11 +45,11 @@ std::uint64_t normalised(ValueType t, std::uint64_t raw) {
     return raw;
 }
 
-void check_text(std::string_view text, const std::string& subject, const std::string& what) {
+void check_text(std::string_view text, std::string_view key, const std::string& what) {
     if (auto bad = invalid_utf8_at(text))
-        throw Error(what + " is not valid UTF-8 (byte " + std::to_string(*bad) +
-                        "); GGUF-lite metadata is UTF-8 text",
-                    {}, {}, subject);
+        throw key_error(what + " is not valid UTF-8 (byte " + std::to_string(*bad) +
+                            "); GGUF-lite metadata is UTF-8 text",
+                        key);
 }
 
 // Appends one scalar; `changed` is set when it will not read back with the same bits.
@@ -77,7 +73,7 @@ void append_scalar(std::string& out, ValueType t, std::uint64_t raw, bool& chang
     }
 }
 
-void append_array(std::string& out, const ArrayValue& a, const std::string& subject,
+void append_array(std::string& out, const ArrayValue& a, std::string_view key,
                   std::uint64_t& changed) {
     out += '[';
     const ValueType t = a.element_type();
@@ -85,7 +81,7 @@ void append_array(std::string& out, const ArrayValue& a, const std::string& subj
         std::uint64_t index = 0;
         a.for_each_string([&](std::string_view s) {
             if (index > 0) out += ',';
-            check_text(s, subject, "string " + std::to_string(index) + " of the array");
+            check_text(s, key, "string " + std::to_string(index) + " of the array");
             append_json_string(out, s);
             ++index;
             return true;
@@ -108,23 +104,22 @@ void append_array(std::string& out, const ArrayValue& a, const std::string& subj
 std::string encode_metadata(const Metadata& metadata, std::vector<std::string>& notes) {
     std::string text;
     for (const auto& [key, value] : metadata) {
-        const std::string subject = subject_of(key);
-        if (key.empty()) throw Error("an empty key cannot be stored in GGUF-lite", {}, {}, subject);
+        const std::string subject = key_subject(key);
+        if (key.empty()) throw key_error("an empty key cannot be stored in GGUF-lite", key);
         if (key.find_first_of("=\n") != std::string::npos)
-            throw Error("a key with '=' or a newline cannot be stored in GGUF-lite", {}, {},
-                        subject);
-        check_text(key, subject, "the key");
+            throw key_error("a key with '=' or a newline cannot be stored in GGUF-lite", key);
+        check_text(key, key, "the key");
         text += key;
         text += '=';
         if (value.type() == ValueType::array) {
             const ArrayValue& a = value.array();
             if (a.element_type() == ValueType::array)
-                throw Error("arrays of arrays cannot be stored in GGUF-lite", {}, {}, subject);
+                throw key_error("arrays of arrays cannot be stored in GGUF-lite", key);
             text += "arr[";
             text += value_type_name(a.element_type());
             text += "]:";
             std::uint64_t changed = 0;
-            append_array(text, a, subject, changed);
+            append_array(text, a, key, changed);
             if (changed > 0)
                 notes.push_back(subject + ": " + std::to_string(changed) +
                                 " array elements will read back normalised (NaN payloads "
@@ -133,7 +128,7 @@ std::string encode_metadata(const Metadata& metadata, std::vector<std::string>& 
             text += value_type_name(value.type());
             text += ':';
             if (value.type() == ValueType::string) {
-                check_text(value.str(), subject, "the value");
+                check_text(value.str(), key, "the value");
                 append_json_string(text, value.str());
             } else {
                 bool changed = false;

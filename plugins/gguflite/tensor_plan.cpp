@@ -93,8 +93,9 @@ std::vector<TensorPlan> plan_tensors(const ModelHeader& header, SchemeRules& rul
     std::unordered_set<std::string_view> names;
     std::uint64_t offset = 0;
     for (const TensorInfo& t : header.tensors) {
-        const std::string subject = tensor_subject(t.name);
-        auto refuse = [&](const std::string& why) { throw Error(why, header.source, {}, subject); };
+        auto refuse = [&](const std::string& why) {
+            throw tensor_error(why, t.name, header.source);
+        };
         TensorPlan p;
         p.name = t.name;
         p.source_type = t.type;

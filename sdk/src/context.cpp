@@ -52,7 +52,7 @@ bool interrupt_requested() noexcept {
 void throw_if_interrupted() {
     // The loops that poll for Ctrl-C are the same that must stop when an input changed.
     throw_if_input_changed();
-    if (interrupt_requested()) throw Error("interrupted", {}, {}, {}, ErrorKind::interrupt);
+    if (interrupt_requested()) throw interrupted_error();
 }
 
 }  // namespace ck

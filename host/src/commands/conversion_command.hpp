@@ -3,6 +3,8 @@
 // --force, --update, --json and the global options behave the same in all of them.
 #pragma once
 
+#include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +34,32 @@ void require_arguments(const std::vector<Argument>& arguments, std::size_t requi
 // `value` as a stage option's value in pipeline text: the characters the grammar gives a meaning
 // inside brackets (, [ ] { } \) escaped, so that a value from the command line is one value.
 std::string stage_value(std::string_view value);
+
+// A reference tool's flag that is one stage option: `--FLAG VALUE` gives option=VALUE, a switch
+// (no `value_name`) gives option=1. The help names the option, so the two stay findable.
+struct StageFlag {
+    const char* flag;        // e.g. "output-tensor-type"
+    const char* option;      // e.g. "output_type"
+    const char* value_name;  // e.g. "T"; nullptr for a switch
+    const char* help;
+};
+
+// The values a command line gave a command's stage flags.
+class StageFlagValues {
+  public:
+    explicit StageFlagValues(std::span<const StageFlag> flags) : flags_(flags) {}
+    // One option per flag, filling this object; "(option=...)" is appended to each help.
+    void add_to(cli::po::options_description& options);
+    // The value given for `option`'s flag ("1" for a switch given), empty when not given.
+    const std::string& value(std::string_view option) const;
+    // "a=V,b=1" in the flags' order, values escaped as stage_value does; empty when none.
+    std::string stage_options() const;
+
+  private:
+    std::span<const StageFlag> flags_;
+    std::map<std::string, std::string, std::less<>> values_;
+    std::map<std::string, bool, std::less<>> switches_;
+};
 
 // --dry-run, --force and --update, filling `a`.
 void add_run_options(cli::po::options_description& options, ConvertArgs& a);

@@ -156,6 +156,36 @@ void require_arguments(const std::vector<Argument>& arguments, std::size_t requi
                                   std::string(synopsis) + ")");
 }
 
+void StageFlagValues::add_to(po::options_description& options) {
+    for (const StageFlag& f : flags_) {
+        const std::string help =
+            std::string(f.help) + " (" + f.option + "=" + (f.value_name ? f.value_name : "1") + ")";
+        if (f.value_name)
+            options.add_options()(f.flag, po::value(&values_[f.option])->value_name(f.value_name),
+                                  help.c_str());
+        else
+            options.add_options()(f.flag, po::bool_switch(&switches_[f.option]), help.c_str());
+    }
+}
+
+const std::string& StageFlagValues::value(std::string_view option) const {
+    static const std::string none, given = "1";
+    if (auto s = switches_.find(option); s != switches_.end()) return s->second ? given : none;
+    auto v = values_.find(option);
+    return v == values_.end() ? none : v->second;
+}
+
+std::string StageFlagValues::stage_options() const {
+    std::string text;
+    for (const StageFlag& f : flags_) {
+        const std::string& v = value(f.option);
+        if (v.empty()) continue;
+        if (!text.empty()) text += ',';
+        text += std::string(f.option) + "=" + stage_value(v);
+    }
+    return text;
+}
+
 void add_run_options(po::options_description& options, ConvertArgs& a) {
     options.add_options()("dry-run,n", po::bool_switch(&a.dry_run),
                           "print the plan and write nothing")("force,f", po::bool_switch(&a.force),

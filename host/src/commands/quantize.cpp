@@ -15,26 +15,18 @@ using namespace ckhost::cli;
 namespace {
 
 // llama-quantize's flags, each one quantize stage option.
-struct QuantizeArgs {
-    std::string type, thread_count, output_type, embd_type;
-    bool pure = false, leave_output = false, requantize = false;
+constexpr StageFlag quantize_flags[] = {
+    {"pure", "pure", nullptr, "every weight the mixture's default type"},
+    {"output-tensor-type", "output_type", "T", "output.weight's type"},
+    {"token-embedding-type", "embd_type", "T", "token_embd.weight's type"},
+    {"leave-output-tensor", "leave_output", nullptr, "copy output.weight as it is"},
+    {"allow-requantize", "requantize", nullptr, "quantize tensors that are already quantized"},
 };
 
-po::options_description quantize_options(QuantizeArgs& q, ConvertArgs& a) {
-    po::options_description d("quantize options (llama-quantize's)");
-    d.add_options()("pure", po::bool_switch(&q.pure),
-                    "every weight the mixture's default type (pure=1)")(
-        "output-tensor-type", po::value(&q.output_type)->value_name("T"),
-        "output.weight's type (output_type=T)")("token-embedding-type",
-                                                po::value(&q.embd_type)->value_name("T"),
-                                                "token_embd.weight's type (embd_type=T)")(
-        "leave-output-tensor", po::bool_switch(&q.leave_output),
-        "copy output.weight as it is (leave_output=1)")(
-        "allow-requantize", po::bool_switch(&q.requantize),
-        "quantize tensors that are already quantized (requantize=1)");
-    add_run_options(d, a);
-    return d;
-}
+// The positional arguments beyond INPUT and OUTPUT.
+struct QuantizeArgs {
+    std::string type, thread_count;
+};
 
 constexpr const char* quantize_usage =
     "usage: ckhost quantize [options] INPUT OUTPUT TYPE [THREADS]\n\n"
@@ -61,13 +53,9 @@ void take_thread_count(const QuantizeArgs& q, Common& c) {
     c.threads = *n;
 }
 
-std::string quantize_pipeline(const QuantizeArgs& q) {
+std::string quantize_pipeline(const QuantizeArgs& q, const StageFlagValues& flags) {
     std::string options = "mix=" + stage_value(q.type);
-    if (q.pure) options += ",pure=1";
-    if (!q.output_type.empty()) options += ",output_type=" + stage_value(q.output_type);
-    if (!q.embd_type.empty()) options += ",embd_type=" + stage_value(q.embd_type);
-    if (q.leave_output) options += ",leave_output=1";
-    if (q.requantize) options += ",requantize=1";
+    if (const std::string more = flags.stage_options(); !more.empty()) options += "," + more;
     return "gguf:quantize[" + options + "]:gguf";
 }
 
@@ -77,7 +65,10 @@ int quantize(const Args& args, OptionList* options_out) {
     Common c;
     ConvertArgs a;
     QuantizeArgs q;
-    po::options_description d = quantize_options(q, a);
+    StageFlagValues flags(quantize_flags);
+    po::options_description d("quantize options (llama-quantize's)");
+    flags.add_to(d);
+    add_run_options(d, a);
     const std::vector<Argument> arguments = {{"INPUT", &a.input},
                                              {"OUTPUT", &a.output},
                                              {"TYPE", &q.type},
@@ -86,7 +77,7 @@ int quantize(const Args& args, OptionList* options_out) {
         return ok;
     require_arguments(arguments, 3, "quantize [options] INPUT OUTPUT TYPE [THREADS]");
     take_thread_count(q, c);
-    a.pipeline = quantize_pipeline(q);
+    a.pipeline = quantize_pipeline(q, flags);
     return run_conversion(a, c);
 }
 

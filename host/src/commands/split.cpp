@@ -15,22 +15,15 @@ using namespace ckhost::cli;
 namespace {
 
 // llama-gguf-split's flags, each one gguf writer option.
-struct SplitArgs {
-    std::string max_tensors, max_size, prefix;
-    bool no_tensor_first = false;
+// llama-gguf-split's flags, each one gguf writer option.
+constexpr StageFlag split_flags[] = {
+    {"split-max-tensors", "split_max_tensors", "N",
+     "at most N tensors per shard (the default: 128)"},
+    {"split-max-size", "split_max_size", "N(M|G)",
+     "at most N megabytes (M) or gigabytes (G) of tensor data per shard"},
+    {"no-tensor-first-split", "split_no_tensor_first", nullptr,
+     "the first shard holds the metadata and no tensor"},
 };
-
-po::options_description split_options(SplitArgs& s, ConvertArgs& a) {
-    po::options_description d("split options (llama-gguf-split's)");
-    d.add_options()("split-max-tensors", po::value(&s.max_tensors)->value_name("N"),
-                    "at most N tensors per shard (split_max_tensors=N; the default: 128)")(
-        "split-max-size", po::value(&s.max_size)->value_name("N(M|G)"),
-        "at most N megabytes (M) or gigabytes (G) of tensor data per shard (split_max_size)")(
-        "no-tensor-first-split", po::bool_switch(&s.no_tensor_first),
-        "the first shard holds the metadata and no tensor (split_no_tensor_first)");
-    add_run_options(d, a);
-    return d;
-}
 
 constexpr const char* split_usage =
     "usage: ckhost split [options] INPUT OUTPUT_PREFIX\n\n"
@@ -43,16 +36,16 @@ constexpr const char* split_usage =
     "  ckhost split --split-max-size 2G model.gguf shards/model\n"
     "  ckhost split --split-max-tensors 128 model.gguf model\n\n";
 
-std::string split_pipeline(const SplitArgs& s) {
-    if (!s.max_tensors.empty() && !s.max_size.empty())
+std::string split_pipeline(const StageFlagValues& flags) {
+    const bool by_size = !flags.value("split_max_size").empty();
+    const bool by_count = !flags.value("split_max_tensors").empty();
+    if (by_size && by_count)
         throw ck::usage_error(
             "--split-max-tensors and --split-max-size both given: a set is cut one way");
+    std::string options = flags.stage_options();
     // llama-gguf-split's default is 128 tensors a shard; the writer alone writes one file.
-    std::string options =
-        s.max_size.empty()
-            ? "split_max_tensors=" + stage_value(s.max_tensors.empty() ? "128" : s.max_tensors)
-            : "split_max_size=" + stage_value(s.max_size);
-    if (s.no_tensor_first) options += ",split_no_tensor_first=1";
+    if (!by_size && !by_count)
+        options = "split_max_tensors=128" + (options.empty() ? "" : "," + options);
     return "gguf:gguf[" + options + "]";
 }
 
@@ -71,14 +64,17 @@ std::string split_output(const std::string& prefix) {
 int split(const Args& args, OptionList* options_out) {
     Common c;
     ConvertArgs a;
-    SplitArgs s;
-    po::options_description d = split_options(s, a);
-    const std::vector<Argument> arguments = {{"INPUT", &a.input}, {"OUTPUT_PREFIX", &s.prefix}};
+    std::string prefix;
+    StageFlagValues flags(split_flags);
+    po::options_description d("split options (llama-gguf-split's)");
+    flags.add_to(d);
+    add_run_options(d, a);
+    const std::vector<Argument> arguments = {{"INPUT", &a.input}, {"OUTPUT_PREFIX", &prefix}};
     if (list_or_parse(args, d, positional_strings(arguments), c, split_usage, options_out))
         return ok;
     require_arguments(arguments, 2, "split [options] INPUT OUTPUT_PREFIX");
-    a.pipeline = split_pipeline(s);
-    a.output = split_output(s.prefix);
+    a.pipeline = split_pipeline(flags);
+    a.output = split_output(prefix);
     return run_conversion(a, c);
 }
 

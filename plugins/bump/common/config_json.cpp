@@ -102,16 +102,16 @@ Config read_config_json(const std::filesystem::path& path) {
     auto integer = [&](const char* key) -> std::uint64_t {
         auto it = doc.find(key);
         if (it == doc.end() || !it->is_number_unsigned())
-            throw Error(
+            throw key_error(
                 it == doc.end() ? "missing" : "expected a non-negative integer, got " + it->dump(),
-                path.string(), {}, std::string("key '") + key + "'");
+                key, path.string());
         return it->get<std::uint64_t>();
     };
     auto number = [&](const char* key) -> llama::FloatParam {
         auto it = doc.find(key);
         if (it == doc.end() || !it->is_number())
-            throw Error(it == doc.end() ? "missing" : "expected a number, got " + it->dump(),
-                        path.string(), {}, std::string("key '") + key + "'");
+            throw key_error(it == doc.end() ? "missing" : "expected a number, got " + it->dump(),
+                            key, path.string());
         return {it->get<double>(), false};
     };
     Config c;

@@ -51,7 +51,7 @@ std::uint32_t read_ffn(const llama::Hyperparameters& hp, TensorIndex& tensors) {
     if (gate.ne.size() != 2)
         throw tensor_error("shape " + gate.shape_string() + ", expected [E, F] (2 dimensions)",
                            gate.name);
-    return checked_u32(gate.ne[1], "feed_forward_length (ne1)", tensor_subject(gate.name));
+    return checked_u32(gate.ne[1], "feed_forward_length (ne1)", gate.name);
 }
 
 std::uint32_t read_context(const llama::Hyperparameters& hp, const GeometryOptions& options) {
@@ -119,10 +119,10 @@ std::vector<std::string> TensorIndex::unused() const {
     return names;
 }
 
-std::uint32_t checked_u32(std::int64_t v, const std::string& what, const std::string& subject) {
+std::uint32_t checked_u32(std::int64_t v, const std::string& what, std::string_view tensor) {
     if (v <= 0 || v > std::numeric_limits<std::uint32_t>::max())
-        throw Error(what + " " + std::to_string(v) + " is out of range (expected 1 to 4294967295)",
-                    {}, {}, subject);
+        throw tensor_error(
+            what + " " + std::to_string(v) + " is out of range (expected 1 to 4294967295)", tensor);
     return static_cast<std::uint32_t>(v);
 }
 
@@ -135,12 +135,9 @@ Geometry read_geometry(const ModelHeader& header, TensorIndex& tensors,
         throw tensor_error("shape " + embd.shape_string() + ", expected [E, V] (2 dimensions)",
                            embd.name);
     Geometry g;
-    g.embed = heads.embed;
-    g.heads = heads.heads;
-    g.kv_heads = heads.kv_heads;
-    g.head_dim = heads.head_dim;
+    static_cast<llama::HeadGeometry&>(g) = heads;
     g.aligned_head_dim = heads.head_dim;
-    g.vocab = checked_u32(embd.ne[1], "vocab size (ne1)", tensor_subject(embd.name));
+    g.vocab = checked_u32(embd.ne[1], "vocab size (ne1)", embd.name);
     g.layers = hp.block_count.value_or(count_layers(header));
     g.ffn = read_ffn(hp, tensors);
     g.context = read_context(hp, options);
@@ -151,8 +148,7 @@ std::optional<std::uint32_t> headpack_head_dim(const ModelHeader& header) {
     const Value* v = header.metadata.find(llama::aligned_head_dim_key);
     if (!v) return std::nullopt;
     if (v->type() != ValueType::u32)
-        throw Error("expected a u32, got " + v->to_display(), {}, {},
-                    key_subject(llama::aligned_head_dim_key));
+        throw key_error("expected a u32, got " + v->to_display(), llama::aligned_head_dim_key);
     return static_cast<std::uint32_t>(v->raw());
 }
 

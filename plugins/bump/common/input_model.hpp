@@ -26,17 +26,29 @@ bool is_k_quant(std::uint32_t type) noexcept;
 bool is_float_type(std::uint32_t type) noexcept;
 std::string type_string(std::uint32_t type);
 
-struct Geometry {
+struct Geometry : llama::HeadGeometry {  // E, H, Hkv, hd
     std::uint32_t layers = 0;            // L
     std::uint32_t vocab = 0;             // V
-    std::uint32_t embed = 0;             // E
     std::uint32_t context = 0;           // C
-    std::uint32_t heads = 0;             // H
-    std::uint32_t kv_heads = 0;          // Hkv
-    std::uint32_t head_dim = 0;          // hd
     std::uint32_t aligned_head_dim = 0;  // hd_a (hd unless headpack ran; v3 only)
     std::uint32_t ffn = 0;               // F
 };
+
+// The sizes a bump header records, from the geometry: both versions record L, V, E, C, H and
+// hd; v4 also F and Hkv. The aligned sizes are each version's own.
+template <class Header>
+void set_header_sizes(Header& h, const Geometry& g) {
+    h.num_layers = g.layers;
+    h.vocab_size = g.vocab;
+    h.embed_dim = g.embed;
+    h.context_len = g.context;
+    h.num_heads = g.heads;
+    h.head_dim = g.head_dim;
+    if constexpr (requires { h.num_kv_heads; }) {
+        h.num_kv_heads = g.kv_heads;
+        h.intermediate = g.ffn;
+    }
+}
 
 // Looks tensors up by name, remembering which ones were used, and checks their shapes; errors
 // name the tensor. `version` ("bump v3") is said in the missing-tensor message.
@@ -61,7 +73,7 @@ class TensorIndex {
 };
 
 // A count from the model (ne1 of a tensor) as a u32 header field; ck::Error naming `subject`.
-std::uint32_t checked_u32(std::int64_t v, const std::string& what, const std::string& subject);
+std::uint32_t checked_u32(std::int64_t v, const std::string& what, std::string_view tensor);
 
 struct GeometryOptions {
     std::optional<std::uint32_t> context;  // the writer option context=N

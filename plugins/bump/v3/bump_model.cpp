@@ -60,9 +60,9 @@ std::uint32_t aligned_head_dim(const ModelHeader& header, const Geometry& g) {
     const auto padded = headpack_head_dim(header);
     if (!padded) return g.head_dim;
     if (*padded < g.head_dim)
-        throw Error("padded head size " + std::to_string(*padded) + " is smaller than head_dim " +
-                        std::to_string(g.head_dim),
-                    {}, {}, key_subject(llama::aligned_head_dim_key));
+        throw key_error("padded head size " + std::to_string(*padded) +
+                            " is smaller than head_dim " + std::to_string(g.head_dim),
+                        llama::aligned_head_dim_key);
     return *padded;
 }
 

@@ -124,13 +124,11 @@ void BumpV3Reader::check_head_geometry() {
                         " is out of range (expected head_dim " + std::to_string(h.head_dim) +
                         " or more)",
                     file, 0x30);
-    geometry_ = Geometry{h.num_layers,
+    // Hkv and F are not in a v3 header: find_kv_heads_and_ffn infers them.
+    geometry_ = Geometry{{h.embed_dim, h.num_heads, 0, h.head_dim},
+                         h.num_layers,
                          h.vocab_size,
-                         h.embed_dim,
                          h.context_len,
-                         h.num_heads,
-                         0,
-                         h.head_dim,
                          static_cast<std::uint32_t>(h.aligned_head_dim),
                          0};
 }

@@ -160,12 +160,7 @@ void BumpV3Writer::finish() {
     }
     const Geometry& g = plan_.geometry;
     Header h;
-    h.num_layers = g.layers;
-    h.vocab_size = g.vocab;
-    h.embed_dim = g.embed;
-    h.context_len = g.context;
-    h.num_heads = g.heads;
-    h.head_dim = g.head_dim;
+    set_header_sizes(h, g);
     h.aligned_embed_dim = g.embed;  // the reference does not align it
     h.aligned_head_dim = g.aligned_head_dim;
     h.aligned_context = align_up(g.context, context_alignment);

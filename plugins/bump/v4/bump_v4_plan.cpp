@@ -46,14 +46,7 @@ class Tensors : public TensorIndex {
 // The header's sizes: the model's, and each aligned to 16 elements.
 Header header_of(const Geometry& g) {
     Header h;
-    h.num_layers = g.layers;
-    h.vocab_size = g.vocab;
-    h.embed_dim = g.embed;
-    h.intermediate = g.ffn;
-    h.context_len = g.context;
-    h.num_heads = g.heads;
-    h.num_kv_heads = g.kv_heads;
-    h.head_dim = g.head_dim;
+    set_header_sizes(h, g);
     h.aligned_embed_dim = align_up(h.embed_dim, element_alignment);
     h.aligned_head_dim = align_up(h.head_dim, element_alignment);
     h.aligned_intermediate = align_up(h.intermediate, element_alignment);

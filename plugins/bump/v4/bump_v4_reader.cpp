@@ -16,10 +16,6 @@ namespace {
 
 constexpr std::uint64_t max_layers = 1u << 20;  // far above any model; bounds the table
 
-std::string entry_subject(const std::string& name) {
-    return "entry '" + name + "'";
-}
-
 std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const std::string& file) {
     if (a != 0 && b > UINT64_MAX / a) throw Error("entry size overflows", file);
     return a * b;
@@ -125,9 +121,9 @@ void BumpV4Reader::lay_out() {
         const std::uint64_t r = fp32 ? a_rows : rows, c = fp32 ? a_cols : cols;
         auto row = row_bytes(e.type, c);
         if (!row)
-            throw Error(std::string(dtype_name(dtype)) + " rows of " + std::to_string(c) +
-                            " elements are not whole blocks",
-                        file, {}, entry_subject(e.name));
+            throw tensor_error(std::string(dtype_name(dtype)) + " rows of " + std::to_string(c) +
+                                   " elements are not whole blocks",
+                               e.name, file);
         e.ne = r == 1 ? std::vector<std::int64_t>{std::int64_t(c)}
                       : std::vector<std::int64_t>{std::int64_t(c), std::int64_t(r)};
         e.nbytes = checked_mul(*row, r, file);
@@ -162,10 +158,10 @@ void BumpV4Reader::check_manifest() const {
     // value()/get() throw nlohmann's own exceptions on a wrong type (found by fuzz_bump).
     const std::string* format = string_member(doc, "format");
     if (!format || *format != v4::manifest_format)
-        throw Error("format is not " + std::string(v4::manifest_format), file, {}, "key 'format'");
+        throw key_error("format is not " + std::string(v4::manifest_format), "format", file);
     const auto found = doc.find("entries");
     if (found == doc.end() || !found->is_array())
-        throw Error("entries is not an array", file, {}, "key 'entries'");
+        throw key_error("entries is not an array", "entries", file);
     const nlohmann::json& listed = *found;
     if (listed.size() != entries().size())
         throw Error("manifest has " + std::to_string(listed.size()) + " entries, the dtype table " +
@@ -176,33 +172,35 @@ void BumpV4Reader::check_manifest() const {
         const auto& m = listed[i];
         const TensorInfo& e = entries()[i];
         const std::uint8_t e_dtype = dtype_table()[i];
-        const std::string subject = entry_subject(e.name);
         const std::string* listed_name = m.is_object() ? string_member(m, "name") : nullptr;
         const std::string* dtype = m.is_object() ? string_member(m, "dtype") : nullptr;
         const std::uint64_t* offset_ptr =
             m.is_object() ? unsigned_member(m, "file_offset") : nullptr;
         const std::uint64_t* size_ptr = m.is_object() ? unsigned_member(m, "size") : nullptr;
         if (!listed_name || !dtype || !offset_ptr || !size_ptr)
-            throw Error("expected name, dtype, file_offset and size", file, {}, subject);
+            throw tensor_error("expected name, dtype, file_offset and size", e.name, file);
         if (*listed_name != e.name)
-            throw Error("entry " + std::to_string(i) + " is named " +
-                            nlohmann::json(*listed_name).dump() + ", expected \"" + e.name + "\"",
-                        file, {}, subject);
+            throw tensor_error("entry " + std::to_string(i) + " is named " +
+                                   nlohmann::json(*listed_name).dump() + ", expected \"" + e.name +
+                                   "\"",
+                               e.name, file);
         if (*dtype != v4::manifest_dtype(e_dtype))
-            throw Error("dtype " + nlohmann::json(*dtype).dump() + ", but the dtype table says " +
-                            v4::manifest_dtype(e_dtype),
-                        file, {}, subject);
+            throw tensor_error("dtype " + nlohmann::json(*dtype).dump() +
+                                   ", but the dtype table says " + v4::manifest_dtype(e_dtype),
+                               e.name, file);
         const std::uint64_t offset = *offset_ptr;
         const std::uint64_t size = *size_ptr;
         if (offset != expected_offset)
-            throw Error("file_offset " + std::to_string(offset) + ", expected " +
-                            std::to_string(expected_offset) +
-                            " (entries must follow each other from the end of the dtype table)",
-                        file, {}, subject);
+            throw tensor_error(
+                "file_offset " + std::to_string(offset) + ", expected " +
+                    std::to_string(expected_offset) +
+                    " (entries must follow each other from the end of the dtype table)",
+                e.name, file);
         if (size != e.nbytes)
-            throw Error("size " + std::to_string(size) + ", but the header and dtype table give " +
-                            std::to_string(e.nbytes),
-                        file, {}, subject);
+            throw tensor_error("size " + std::to_string(size) +
+                                   ", but the header and dtype table give " +
+                                   std::to_string(e.nbytes),
+                               e.name, file);
         expected_offset += size;
     }
     if (expected_offset != file_size())

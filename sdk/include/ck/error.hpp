@@ -61,13 +61,20 @@ inline std::string key_subject(std::string_view key) {
     return "key '" + std::string(key) + "'";
 }
 
-// A problem with one tensor, in `file` when known (the host fills in the input otherwise).
-inline Error tensor_error(std::string message, std::string_view tensor, std::string file = {}) {
-    return Error(std::move(message), std::move(file), {}, tensor_subject(tensor));
+// A problem with one tensor, in `file` when known (the host fills in the input otherwise), at a
+// byte offset where the parser knows one.
+inline Error tensor_error(std::string message, std::string_view tensor, std::string file = {},
+                          std::optional<std::uint64_t> offset = {}) {
+    return Error(std::move(message), std::move(file), offset, tensor_subject(tensor));
 }
 // A problem with one metadata key.
-inline Error key_error(std::string message, std::string_view key, std::string file = {}) {
-    return Error(std::move(message), std::move(file), {}, key_subject(key));
+inline Error key_error(std::string message, std::string_view key, std::string file = {},
+                       std::optional<std::uint64_t> offset = {}) {
+    return Error(std::move(message), std::move(file), offset, key_subject(key));
+}
+// The user pressed Ctrl-C: the host removes partial outputs and exits 130.
+inline Error interrupted_error() {
+    return Error("interrupted", {}, {}, {}, ErrorKind::interrupt);
 }
 // A problem with a file as a whole, or at a byte offset in it.
 inline Error file_error(std::string message, std::string file,

@@ -55,7 +55,7 @@ class HeaderChecker {
     }
 
     [[noreturn]] void fail_tensor(const std::string& name, const std::string& message) const {
-        throw Error(message, file_, offset_of(name), support::tensor_subject(name));
+        throw tensor_error(message, name, file_, offset_of(name));
     }
 
     ordered_json parse() const {
@@ -73,13 +73,10 @@ class HeaderChecker {
             if (depth == 1 && key == metadata_key)
                 throw Error("two __metadata__ objects", file_, offset_of(key), "header");
             if (depth == 1)
-                throw Error("duplicate tensor name", file_, offset_of(key, true),
-                            support::tensor_subject(key));
+                throw tensor_error("duplicate tensor name", key, file_, offset_of(key, true));
             if (top_key == metadata_key)
-                throw Error("duplicate __metadata__ entry", file_, offset_of(key, true),
-                            key_subject(key));
-            throw Error("duplicate field '" + key + "'", file_, offset_of(top_key),
-                        support::tensor_subject(top_key));
+                throw key_error("duplicate __metadata__ entry", key, file_, offset_of(key, true));
+            throw tensor_error("duplicate field '" + key + "'", top_key, file_, offset_of(top_key));
         };
         try {
             ordered_json header = ordered_json::parse(json_.begin(), json_.end(), callback);
