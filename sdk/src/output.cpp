@@ -18,6 +18,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <string_view>
 
 #include "ck/context.hpp"
@@ -68,22 +69,16 @@ fs::path follow_links(const fs::path& path) {
 }
 
 const char* kind_of(fs::file_type type) {
-    switch (type) {
-        case fs::file_type::symlink:
-            return "a symbolic link";
-        case fs::file_type::directory:
-            return "a directory";
-        case fs::file_type::character:
-            return "a character device";
-        case fs::file_type::block:
-            return "a block device";
-        case fs::file_type::fifo:
-            return "a FIFO";
-        case fs::file_type::socket:
-            return "a socket";
-        default:
-            return "not a regular file";
-    }
+    static constexpr std::pair<fs::file_type, const char*> kinds[] = {
+        {fs::file_type::symlink, "a symbolic link"},
+        {fs::file_type::directory, "a directory"},
+        {fs::file_type::character, "a character device"},
+        {fs::file_type::block, "a block device"},
+        {fs::file_type::fifo, "a FIFO"},
+        {fs::file_type::socket, "a socket"}};
+    for (const auto& [kind, name] : kinds)
+        if (kind == type) return name;
+    return "not a regular file";
 }
 
 }  // namespace
