@@ -1,7 +1,7 @@
 // The bump plugin: C-Kernel-Engine's bump v3 weight file (`BUMPWGT3`) with its config.json, and
 // with version=4 its bump v4 file (`BUMPWGT4`) with the manifest, map and config.json, as a
-// writer (byte-identical to the reference converters, with the fixes listed in README.md) and a
-// reader (inspect, verify). Which version's reader or writer runs is decided in
+// writer (byte-identical to the reference converters, with the fixes listed in docs/bump-output.md)
+// and a reader (inspect, verify). Which version's reader or writer runs is decided in
 // bump_versions.cpp.
 #include "ck/plugin.hpp"
 #include "bump_versions.hpp"
