@@ -389,8 +389,8 @@ BOOST_AUTO_TEST_CASE(manual_page_names_every_command_and_option) {
     const std::string text(bytes.begin(), bytes.end());
     // roff escapes '-' as '\-'.
     const std::string plain = std::regex_replace(text, std::regex(R"(\\-)"), "-");
-    for (const std::string command : {"convert", "inspect", "verify", "plugins", "batch",
-                                      "batch-report", "completion", "help"}) {
+    for (const std::string command : {"convert", "quantize", "split", "merge", "inspect", "verify",
+                                      "plugins", "batch", "batch-report", "completion", "help"}) {
         BOOST_TEST(contains(plain, ".B " + command), command);
         if (command == "help") continue;
         for (const std::string& option : options_in_help(command))
