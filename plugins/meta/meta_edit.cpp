@@ -145,8 +145,10 @@ Meta::Meta(const Options& options, Context& context) : context_(context) {
         auto [key, typed] = split_option("set", options.get("set"), '=', false, "KEY=TYPE:VALUE");
         check_key_name("set", key);
         check_editable("set", key, false);
-        Value value = parse_typed_value(typed, key);
-        set_ = KeyValue{"set", key, std::move(value)};
+        if (names_its_type(typed))
+            set_ = KeyValue{"set", key, parse_typed_value(typed, key)};
+        else
+            set_untyped_.emplace(key, typed);
         valued.push_back(key);
     }
     if (options.has("set_file")) {
@@ -196,6 +198,9 @@ ModelHeader Meta::plan(const ModelHeader& in) {
 
     std::vector<KeyValue> values;
     if (set_) values.push_back(*set_);
+    if (set_untyped_)
+        values.push_back(
+            {"set", set_untyped_->first, untyped_value(out.metadata, architecture(out.metadata))});
     if (set_file_)
         values.push_back(
             {"set_file", set_file_->first, read_text_file(set_file_->first, set_file_->second)});
@@ -218,6 +223,23 @@ ModelHeader Meta::plan(const ModelHeader& in) {
     if (rename_tensors_) rename_tensors(out, done);
     if (!done.empty()) context_.note("meta: " + joined(done, "; "));
     return out;
+}
+
+// A key llama.cpp's table knows takes that type; a key the input has keeps its type (strings
+// and fixed-size scalars: an array needs arr:TYPE). Anything else must say its type.
+Value Meta::untyped_value(const Metadata& metadata, const std::string& arch) const {
+    const auto& [key, text] = *set_untyped_;
+    std::optional<ValueType> type = known_type(key, arch);
+    if (const Value* present = metadata.find(key); !type && present)
+        if (present->type() != ValueType::array) type = present->type();
+    if (!type)
+        refuse("set", key_subject(key),
+               "'" + text +
+                   "' does not say its type and the key is neither one whose type llama.cpp "
+                   "fixes nor in the input: expected KEY=TYPE:VALUE (e.g. " +
+                   key + "=str:" + text +
+                   "; types: u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool str, arr:TYPE)");
+    return parse_value_as(*type, text, key);
 }
 
 void Meta::delete_keys(Metadata& metadata, const std::string& file,

@@ -47,12 +47,16 @@ class Meta final : public Transform {
     void rename_key(Metadata& metadata, const std::string& file,
                     std::vector<std::string>& done) const;
     Value token_id(const Metadata& metadata, const std::string& file) const;
+    Value untyped_value(const Metadata& metadata, const std::string& arch) const;
     void rename_tensors(ModelHeader& header, std::vector<std::string>& done) const;
 
     Context& context_;
     std::string del_;
     std::optional<std::pair<std::string, std::string>> rename_;
     std::optional<KeyValue> set_;
+    // set=KEY=VALUE without a type: the key's type is found in plan() (from llama.cpp's table
+    // of key types, else the key's type in the input).
+    std::optional<std::pair<std::string, std::string>> set_untyped_;
     std::optional<std::pair<std::string, std::filesystem::path>> set_file_;
     std::optional<SpecialToken> special_token_;
     std::optional<TensorRename> rename_tensors_;

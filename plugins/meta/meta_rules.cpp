@@ -88,17 +88,19 @@ void check_editable(std::string_view option, std::string_view key, bool removing
                "it to another str instead)");
 }
 
+std::optional<ValueType> known_type(std::string_view key, std::string_view arch) {
+    for (const TypedKey& rule : typed_keys)
+        if (matches(rule, key, arch)) return rule.type;
+    return std::nullopt;
+}
+
 void check_value_type(std::string_view option, std::string_view key, const Value& value,
                       std::string_view arch) {
-    for (const TypedKey& rule : typed_keys) {
-        if (!matches(rule, key, arch)) continue;
-        if (value.type() != rule.type)
-            refuse(option, key_subject(key),
-                   "must be of type " + std::string(value_type_name(rule.type)) + ", not " +
-                       std::string(value_type_name(value.type())) +
-                       " (llama.cpp refuses to load a file where it has another type)");
-        break;
-    }
+    if (const auto type = known_type(key, arch); type && value.type() != *type)
+        refuse(option, key_subject(key),
+               "must be of type " + std::string(value_type_name(*type)) + ", not " +
+                   std::string(value_type_name(value.type())) +
+                   " (llama.cpp refuses to load a file where it has another type)");
     if (key == "general.alignment" && !std::has_single_bit(value.raw()))
         refuse(option, key_subject(key),
                "must be a power of two (gguf.md), not " + std::to_string(value.raw()));

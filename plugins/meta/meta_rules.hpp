@@ -3,6 +3,7 @@
 // error naming the key, raised while planning, before any output exists.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -47,5 +48,8 @@ void check_editable(std::string_view option, std::string_view key, bool removing
 // power of two.
 void check_value_type(std::string_view option, std::string_view key, const Value& value,
                       std::string_view arch);
+
+// The type llama.cpp reads `key` as, when the table knows the key.
+std::optional<ValueType> known_type(std::string_view key, std::string_view arch);
 
 }  // namespace ckplugin::meta

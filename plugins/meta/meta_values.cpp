@@ -128,6 +128,21 @@ Value parse_array(std::string_view key, std::string_view typed) {
 
 }  // namespace
 
+bool names_its_type(std::string_view text) {
+    const std::size_t colon = text.find(':');
+    if (colon == std::string_view::npos) return false;
+    const std::string_view name = text.substr(0, colon);
+    return name == "arr" || scalar_type(name).has_value();
+}
+
+Value parse_value_as(ValueType type, std::string_view text, std::string_view key) {
+    if (type != ValueType::string) return Value::scalar(type, scalar_bits(key, text, type));
+    if (auto at = invalid_utf8_at(text))
+        refuse(option, key_subject(key),
+               "the value is not valid UTF-8 (byte " + std::to_string(*at) + ")");
+    return Value::of_string(std::string(text));
+}
+
 Value parse_typed_value(std::string_view typed, std::string_view key) {
     const std::size_t colon = typed.find(':');
     if (colon == std::string_view::npos)
@@ -140,11 +155,7 @@ Value parse_typed_value(std::string_view typed, std::string_view key) {
     if (!type)
         refuse(option, key_subject(key),
                "unknown type '" + std::string(name) + "' (types: " + std::string(type_list) + ")");
-    if (*type != ValueType::string) return Value::scalar(*type, scalar_bits(key, text, *type));
-    if (auto at = invalid_utf8_at(text))
-        refuse(option, key_subject(key),
-               "the value is not valid UTF-8 (byte " + std::to_string(*at) + ")");
-    return Value::of_string(std::string(text));
+    return parse_value_as(*type, text, key);
 }
 
 }  // namespace ckplugin::meta

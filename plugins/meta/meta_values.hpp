@@ -14,4 +14,12 @@ using namespace ck;
 // unknown or the value is not one of that type.
 Value parse_typed_value(std::string_view typed, std::string_view key);
 
+// Whether `text` starts with a type (`str:`, `u32:`, `arr:`...): `set=KEY=TEXT` then gives the
+// type itself; otherwise the whole of TEXT is the value, of the key's known type.
+bool names_its_type(std::string_view text);
+
+// `text` as a value of `type` (a scalar type or str) for `key`; the same refusals as
+// parse_typed_value.
+Value parse_value_as(ValueType type, std::string_view text, std::string_view key);
+
 }  // namespace ckplugin::meta

@@ -10,7 +10,8 @@ const ck_option_descriptor options[] = {
     ck::value_option(
         "set", CK_STAGE_TRANSFORM,
         "KEY=TYPE:VALUE: give a key a value of an explicit type (u8 i8 u16 i16 u32 i32 u64 i64 f32 "
-        "f64 bool str, or arr:TYPE:V V V)"),
+        "f64 bool str, or arr:TYPE:V V V); KEY=VALUE for a key whose type llama.cpp fixes or the "
+        "input has"),
     ck::value_option("set_file", CK_STAGE_TRANSFORM,
                      "KEY=PATH: give a key the text of a UTF-8 file as a str (a chat template)"),
     ck::value_option("del", CK_STAGE_TRANSFORM,

@@ -13,9 +13,9 @@
 
 #include "ck/context.hpp"
 #include "ck/error.hpp"
+#include "ck/plugin.hpp"
 #include "gguf_reader.hpp"
 #include "meta_values.hpp"
-#include "ck/plugin.hpp"
 #include "test_support.hpp"
 
 // This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
@@ -336,10 +336,10 @@ BOOST_AUTO_TEST_CASE(edits_compose_with_other_stages_and_any_thread_count) {
     BOOST_TEST(cktest::files_equal(dir / "one.gguf", dir / "many.gguf"));
     BOOST_TEST(data_section(dir / "one.gguf") == data_section(sample()));
     auto plugins = cktest::run_ckhost({"plugins"});
-    BOOST_TEST(contains(plugins.out, "meta  (transform)  version 1.0.0  ABI " +
-                                         std::to_string(CK_PLUGIN_ABI_VERSION) +
-                                         "  concurrent: yes"),
-               plugins.out);
+    BOOST_TEST(
+        contains(plugins.out, "meta  (transform)  version 1.0.0  ABI " +
+                                  std::to_string(CK_PLUGIN_ABI_VERSION) + "  concurrent: yes"),
+        plugins.out);
 }
 
 BOOST_AUTO_TEST_CASE(batch_jobs_carry_escapes_with_doubled_backslashes) {
@@ -441,6 +441,37 @@ BOOST_AUTO_TEST_CASE(bad_values_are_usage_errors) {
     expect_refused("gguf:meta[set=t.x=str:\xff]:gguf", "not valid UTF-8");
     expect_refused("gguf:meta[set=t.x]:gguf", "expected set=KEY=TYPE:VALUE, got 't.x'");
     expect_refused("gguf:meta[set=t.x=hello]:gguf", "expected KEY=TYPE:VALUE");
+}
+
+// set=KEY=VALUE without a type: llama.cpp's type for the keys it fixes, else the type the key
+// has in the input; a value whose first word is not a type name is the whole value.
+BOOST_AUTO_TEST_CASE(set_without_a_type_takes_the_keys_known_type) {
+    cktest::TempDir dir;
+    const Gguf in(sample());
+    const std::string arch = in.at("general.architecture").str();
+    const fs::path named = edited(dir, "gguf:meta[set=general.name=Llama: the sequel]:gguf");
+    BOOST_TEST(Gguf(named).at("general.name").type() == ck::ValueType::string);
+    BOOST_TEST(Gguf(named).at("general.name").str() == "Llama: the sequel");
+
+    cktest::TempDir dir2;
+    const std::string context_key = arch + ".context_length";
+    const fs::path context = edited(dir2, "gguf:meta[set=" + context_key + "=4096]:gguf");
+    BOOST_TEST(Gguf(context).at(context_key).type() == ck::ValueType::u32);
+    BOOST_TEST(Gguf(context).at(context_key).raw() == 4096u);
+
+    // A key the table does not know, present in the input: its own type is kept.
+    const std::string dims_key = arch + ".rope.dimension_count";
+    const ck::ValueType dims_type = in.at(dims_key).type();
+    cktest::TempDir dir3;
+    const fs::path dims = edited(dir3, "gguf:meta[set=" + dims_key + "=32]:gguf");
+    BOOST_TEST(Gguf(dims).at(dims_key).type() == dims_type);
+    BOOST_TEST(Gguf(dims).at(dims_key).raw() == 32u);
+
+    // The known type still refuses what is not of it, and an unknown key needs a type.
+    expect_refused("gguf:meta[set=" + context_key + "=4k]:gguf", "'4k' is not a u32");
+    expect_refused("gguf:meta[set=my.key=7]:gguf",
+                   "does not say its type and the key is neither one whose type llama.cpp fixes "
+                   "nor in the input: expected KEY=TYPE:VALUE (e.g. my.key=str:7");
 }
 
 BOOST_AUTO_TEST_CASE(unknown_tensors_and_bad_names_are_usage_errors) {
