@@ -128,6 +128,25 @@ BOOST_AUTO_TEST_CASE(unknown_option_and_bad_values) {
     BOOST_TEST(out.entries().empty());
 }
 
+// A comma meant as part of a value splits it into an unknown option: the message says how to
+// keep the comma, and only for a bare word after a comma (not for a mistyped option=value).
+BOOST_AUTO_TEST_CASE(a_comma_inside_a_value_gets_a_hint) {
+    cktest::TempDir out;
+    auto r = convert("gguf:meta[set=general.name=str:Llama 3, tuned]:gguf", out);
+    BOOST_TEST(r.exit_code == 2);
+    BOOST_TEST(contains(r.err, "unknown option ' tuned'"), r.err);
+    BOOST_TEST(contains(r.err,
+                        "if ', tuned' belongs to the value before it, write its comma as "
+                        "'\\,'"),
+               r.err);
+    r = convert("gguf:quantize[only=blk.0.*,blk.1.*]:gguf", out);
+    BOOST_TEST(r.exit_code == 2);
+    BOOST_TEST(contains(r.err, "if ',blk.1.*' belongs to the value before it"), r.err);
+    r = convert("gguf:testkit[fail_att=3]:gguf", out);
+    BOOST_TEST(!contains(r.err, "belongs to the value"), r.err);
+    BOOST_TEST(out.entries().empty());
+}
+
 BOOST_AUTO_TEST_CASE(command_line_usage_errors) {
     auto r = cktest::run_ckhost({"--pipeline", "gguf:gguf", "-i", sample()});
     BOOST_TEST(r.exit_code == 2);

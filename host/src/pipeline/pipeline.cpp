@@ -37,6 +37,16 @@ namespace ckhost {
 
 namespace {
 
+// An unknown "option" written bare after a comma is most often the rest of the value before it
+// (`set=general.name=str:Llama 3, tuned`): say how a comma stays in a value.
+std::string comma_hint(const StageSpec& spec, const std::string& key) {
+    const std::size_t at = spec.text.find("," + key);
+    if (at == std::string::npos) return {};
+    const std::size_t after = at + 1 + key.size();
+    if (after < spec.text.size() && spec.text[after] == '=') return {};
+    return "; if '," + key + "' belongs to the value before it, write its comma as '\\,'";
+}
+
 // Unknown names and values outside a declared list of choices are usage errors, found before
 // any plugin code runs.
 ck::Options checked_options(const PluginEntry& plugin, const StageSpec& spec, std::uint32_t kind) {
@@ -55,7 +65,8 @@ ck::Options checked_options(const PluginEntry& plugin, const StageSpec& spec, st
             throw ck::usage_error("stage '" + spec.text + "': unknown option '" + key +
                                   "' for the " + kind_word(kind) + " '" + spec.name + "'" +
                                   did_you_mean(key, known) +
-                                  " (options: " + (known.empty() ? "none" : join(known)) + ")");
+                                  " (options: " + (known.empty() ? "none" : join(known)) + ")" +
+                                  comma_hint(spec, key));
         if (found->choices) {
             std::string choices = found->choices;
             std::vector<std::string> allowed;
