@@ -26,6 +26,22 @@ float add_offset(float product, float m) {
     return std::isnan(product) ? product : product + m;
 }
 
+// out[j] = q[j]*d + m for 32 codes. With a finite d every product is finite, so the order of
+// the add cannot change a NaN (only m can be one): the plain loop is exact, and add_offset is
+// needed only for a block whose d is Inf or NaN.
+void affine_block(const int (&q)[32], float d, float m, float* __restrict out) {
+    if (std::isfinite(d)) {
+        for (int j = 0; j < 32; ++j) {
+            // Two statements: a compiler that contracts a*b+c into one FMA (Clang's default
+            // -ffp-contract=on) does so only within one, and ggml rounds the product first.
+            const float product = static_cast<float>(q[j]) * d;
+            out[j] = product + m;
+        }
+        return;
+    }
+    for (int j = 0; j < 32; ++j) out[j] = add_offset(static_cast<float>(q[j]) * d, m);
+}
+
 // ggml-common.h kvalues_mxfp4: E2M1 values doubled (the scale helpers carry the 1/2).
 constexpr std::int8_t kMxfp4[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
@@ -91,13 +107,13 @@ void dequant_q4_0(const std::byte* __restrict blocks, float* __restrict out, std
 void dequant_q4_1(const std::byte* __restrict blocks, float* __restrict out, std::size_t n) {
     const u8* b = bytes_of(blocks);
     for (std::size_t i = 0; i < n / 32; ++i, b += 20, out += 32) {
-        const float d = load_half(b);
-        const float m = load_half(b + 2);
         const u8* qs = b + 4;
+        int q[32];
         for (int j = 0; j < 16; ++j) {
-            out[j] = add_offset(static_cast<float>(qs[j] & 0x0F) * d, m);
-            out[j + 16] = add_offset(static_cast<float>(qs[j] >> 4) * d, m);
+            q[j] = qs[j] & 0x0F;
+            q[j + 16] = qs[j] >> 4;
         }
+        affine_block(q, load_half(b), load_half(b + 2), out);
     }
 }
 
@@ -121,16 +137,14 @@ void dequant_q5_0(const std::byte* __restrict blocks, float* __restrict out, std
 void dequant_q5_1(const std::byte* __restrict blocks, float* __restrict out, std::size_t n) {
     const u8* b = bytes_of(blocks);
     for (std::size_t i = 0; i < n / 32; ++i, b += 24, out += 32) {
-        const float d = load_half(b);
-        const float m = load_half(b + 2);
         const std::uint32_t qh = load_u32(b + 4);
         const u8* qs = b + 8;
+        int q[32];
         for (int j = 0; j < 16; ++j) {
-            const int h0 = static_cast<int>((qh >> j) & 1) << 4;
-            const int h1 = static_cast<int>((qh >> (j + 16)) & 1) << 4;
-            out[j] = add_offset(static_cast<float>((qs[j] & 0x0F) | h0) * d, m);
-            out[j + 16] = add_offset(static_cast<float>((qs[j] >> 4) | h1) * d, m);
+            q[j] = (qs[j] & 0x0F) | static_cast<int>((qh >> j) & 1) << 4;
+            q[j + 16] = (qs[j] >> 4) | static_cast<int>((qh >> (j + 16)) & 1) << 4;
         }
+        affine_block(q, load_half(b), load_half(b + 2), out);
     }
 }
 
