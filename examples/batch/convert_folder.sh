@@ -59,5 +59,7 @@ if [ $count -eq 0 ]; then
 fi
 echo "converting $count models with $pipeline into $output_dir/" >&2
 status=0
-"$ckhost" batch "$jobs_file" "$@" || status=$?
+# On standard input: the list's relative paths (as the user gave the folders) then lead from
+# the current directory, not from the temporary file's folder.
+"$ckhost" batch - "$@" < "$jobs_file" || status=$?
 exit $status

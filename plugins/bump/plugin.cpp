@@ -29,13 +29,20 @@ const ck_option_descriptor options[] = {
         "version=4: where to write weights_manifest.json (default: beside the bump file)"),
     ck::value_option("map", CK_STAGE_WRITER,
                      "version=4: where to write weights_map.json (default: beside the bump file)"),
+    {"weights_path", CK_STAGE_WRITER, "given", "given|relative",
+     "version=4: the manifest's weights_path: the bump path as given with -o (the reference's "
+     "form) or relative to the manifest's folder (the folder can then be moved)"},
 };
 
 const ck_plugin_descriptor descriptor = ck::describe_plugin(
     {"bump", "1.0.0",
      "C-Kernel-Engine bump v3 weights (BUMPWGT3) + config.json, or with version=4 bump v4 "
      "(BUMPWGT4) + manifest, map and config.json: writers byte-identical to the reference "
-     "converters, reader with SHA-256 verify"},
+     "converters, reader with SHA-256 verify",
+     // `ckhost help bump`'s examples, one "PIPELINE INPUT OUTPUT" a line
+     "gguf:headpack:bump model.gguf out/\n"
+     "gguf:headpack:bump[version=4] model.gguf out4/\n"
+     "bump:gguf out/weights.bump model.gguf"},
     options,
     {.probe = has_magic,
      .create_reader = ck::reader_factory<BumpReader>,

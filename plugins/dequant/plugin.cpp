@@ -18,7 +18,10 @@ const ck_option_descriptor options[] = {
 
 const ck_plugin_descriptor descriptor = ck::describe_plugin(
     {"dequant", "1.0.0",
-     "dequantize tensors to f32, f16 or bf16 (bit-identical to ggml's to_float)"},
+     "dequantize tensors to f32, f16 or bf16 (bit-identical to ggml's to_float)",
+     // `ckhost help dequant`'s examples, one "PIPELINE INPUT OUTPUT" a line
+     "gguf:dequant[to=f16]:gguf model-q4_k_m.gguf model-f16.gguf\n"
+     "gguf:dequant:headpack:bump model-q4_k_m.gguf out-f32/"},
     options,
     {.create_transform = ck::transform_factory<Dequant>,
      .kernel_variant = ck::kernels::plugin_dequant_variant,

@@ -363,9 +363,40 @@ bool looks_like_gguf(const unsigned char* head, std::size_t size, const char*) {
     return size >= 4 && std::memcmp(head, magic.data(), 4) == 0;
 }
 
+namespace {
+
+// What parse_gguf_file has read of a file so far: the facts of a file it finishes, and of one
+// it cannot (with the counts its header promised), for Reader::read_before_failure.
+struct ParseProgress {
+    std::uint64_t file_size = 0;
+    std::optional<std::uint32_t> version;
+    std::optional<std::uint64_t> n_tensors, n_kv, alignment, data_start;
+    ByteOrder order = ByteOrder::little;
+
+    std::vector<std::pair<std::string, std::string>> facts(bool finished) const {
+        std::vector<std::pair<std::string, std::string>> out;
+        const auto add = [&](const char* name, const std::optional<std::uint64_t>& v) {
+            if (v) out.emplace_back(name, std::to_string(*v));
+        };
+        add("version", version);
+        add("alignment", alignment);
+        add("data start", data_start);
+        out.emplace_back("file size", std::to_string(file_size));
+        if (version) out.emplace_back("byte order", byte_order_name(order));
+        if (finished) return out;
+        add("tensor count", n_tensors);
+        add("key-value count", n_kv);
+        return out;
+    }
+};
+
+}  // namespace
+
 // Header facts, version, offsets: one GGUF file read and checked on its own, with nothing of
-// any split set it may belong to.
-ParsedGguf parse_gguf_file(const fs::path& path, Context& context) {
+// any split set it may belong to. When it fails, `read_before_failure` (if given) gets what it
+// read: the facts so far, the keys and tensor infos before the problem.
+ParsedGguf parse_gguf_file(const fs::path& path, Context& context,
+                           ModelHeader* read_before_failure) {
     const std::string file = path.string();
     std::error_code ec;
     auto file_size = fs::file_size(path, ec);
@@ -373,33 +404,42 @@ ParsedGguf parse_gguf_file(const fs::path& path, Context& context) {
     if (file_size == 0) throw Error("empty file (0 bytes): not a GGUF model", file, 0, "magic");
 
     ParsedGguf parsed;
-    const MappedFile& mapping = parsed.tensors.open(path);
-    ByteCursor in(mapping.data(), mapping.size(), file);
-
-    check_magic(in, file_size);
-    const std::uint32_t version = check_version(in);
-    std::uint64_t n_tensors = read_count(in, "n_tensors", "tensor", min_tensor_info_bytes);
-    std::uint64_t n_kv = read_count(in, "n_kv", "key-value", min_kv_bytes);
-
+    parsed.file_size = file_size;
     ModelHeader& header = parsed.header;
     header.source = file;
     header.format = "gguf";
-    const std::uint64_t alignment_key_pos =
-        read_metadata(in, n_kv, header.metadata, parsed.tensors.shared_file(), context);
-    const std::uint64_t alignment = alignment_of(header.metadata, in, alignment_key_pos);
+    ParseProgress progress;
+    progress.file_size = file_size;
+    std::uint64_t data_bytes = 0;
+    const MappedFile& mapping = parsed.tensors.open(path);
+    ByteCursor in(mapping.data(), mapping.size(), file);
+    try {
+        check_magic(in, file_size);
+        progress.version = check_version(in);
+        progress.order = in.byte_order();
+        progress.n_tensors = read_count(in, "n_tensors", "tensor", min_tensor_info_bytes);
+        progress.n_kv = read_count(in, "n_kv", "key-value", min_kv_bytes);
+        const std::uint64_t alignment_key_pos = read_metadata(
+            in, *progress.n_kv, header.metadata, parsed.tensors.shared_file(), context);
+        progress.alignment = alignment_of(header.metadata, in, alignment_key_pos);
 
-    const std::vector<OffsetField> offsets = read_tensor_infos(in, n_tensors, header.tensors);
-    parsed.data_start = data_section_start(in, alignment, n_tensors, file_size);
-    const std::uint64_t data_bytes = place_tensors(in, header.tensors, offsets, alignment,
-                                                   parsed.data_start, file_size, parsed.tensors);
+        const std::vector<OffsetField> offsets =
+            read_tensor_infos(in, *progress.n_tensors, header.tensors);
+        progress.data_start = parsed.data_start =
+            data_section_start(in, *progress.alignment, *progress.n_tensors, file_size);
+        data_bytes = place_tensors(in, header.tensors, offsets, *progress.alignment,
+                                   parsed.data_start, file_size, parsed.tensors);
+    } catch (const Error&) {
+        if (read_before_failure) {
+            *read_before_failure = std::move(header);
+            read_before_failure->format_facts = progress.facts(false);
+        }
+        throw;
+    }
 
-    header.format_facts = {{"version", std::to_string(version)},
-                           {"alignment", std::to_string(alignment)},
-                           {"data start", std::to_string(parsed.data_start)},
-                           {"file size", std::to_string(file_size)}};
-    header.format_facts.emplace_back("byte order", byte_order_name(in.byte_order()));
+    header.format_facts = progress.facts(true);
     parsed.big_endian = in.byte_order() == ByteOrder::big;
-    if (file_size > parsed.data_start + data_bytes && n_tensors > 0) {
+    if (file_size > parsed.data_start + data_bytes && !header.tensors.empty()) {
         const std::uint64_t extra = file_size - parsed.data_start - data_bytes;
         header.format_facts.emplace_back("trailing bytes", std::to_string(extra));
         // ggml ignores them; they are no part of the model, and a copy drops them.
@@ -412,7 +452,8 @@ ParsedGguf parse_gguf_file(const fs::path& path, Context& context) {
 }
 
 ModelHeader GgufReader::open(const fs::path& path) {
-    ParsedGguf given = parse_gguf_file(path, context_);
+    read_before_failure_ = {};
+    ParsedGguf given = parse_gguf_file(path, context_, &read_before_failure_);
     const std::optional<SplitKeys> keys = split_keys(given.header.metadata, path.string());
     shards_.clear();
     locations_.clear();
@@ -434,7 +475,7 @@ ModelHeader GgufReader::open(const fs::path& path) {
             locations_.push_back({s, i, set[s].header.tensors[i].type, set[s].big_endian});
         shards_.push_back(std::move(set[s].tensors));
     }
-    return present_as_one_model(set);  // moves the headers out: done last
+    return present_as_one_model(set, keys->no);  // moves the headers out: done last
 }
 
 void GgufReader::verify() {

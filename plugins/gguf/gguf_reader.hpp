@@ -19,10 +19,12 @@ struct ParsedGguf {
     ModelHeader header;
     support::MappedTensors tensors;
     std::uint64_t data_start = 0;
+    std::uint64_t file_size = 0;
     bool big_endian = false;        // fields and tensor data stored big-endian
     std::optional<Error> trailing;  // bytes after the last tensor (ggml ignores them)
 };
-ParsedGguf parse_gguf_file(const std::filesystem::path& path, Context& context);
+ParsedGguf parse_gguf_file(const std::filesystem::path& path, Context& context,
+                           ModelHeader* read_before_failure = nullptr);
 
 // Reads a GGUF file, or the whole llama-gguf-split set a shard belongs to (gguf_split_set.hpp),
 // as one model.
@@ -33,6 +35,9 @@ class GgufReader final : public Reader {
     TensorView tensor(std::size_t index) override;
     // Fails on bytes after the last tensor, as the safetensors reader does (open() warns).
     void verify() override;
+    // The opened file's facts, keys and tensor infos up to the problem that made open() fail
+    // (nothing when the failure was in another shard of its set).
+    ModelHeader read_before_failure() const override { return read_before_failure_; }
 
     // Where the (first) file's data section starts.
     std::uint64_t data_start() const noexcept { return data_start_; }
@@ -51,6 +56,7 @@ class GgufReader final : public Reader {
     std::vector<Location> locations_;
     std::uint64_t data_start_ = 0;
     std::vector<Error> trailing_;  // bytes after the last tensor of any file, for verify()
+    ModelHeader read_before_failure_;
 };
 
 // Does the file start with the GGUF magic? (The descriptor's probe; `path` is not used.)

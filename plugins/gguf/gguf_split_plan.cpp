@@ -1,10 +1,15 @@
 #include "gguf_split_plan.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "ck/byte_size.hpp"
 #include "ck/error.hpp"
 #include "ck/support/destination.hpp"
 #include "gguf_format.hpp"
@@ -16,32 +21,21 @@ using namespace ck;
 
 std::uint64_t parse_split_size(std::string_view text, std::string_view option) {
     const auto fail = [&](const std::string& why) {
-        return usage_error(
-            "option " + std::string(option) + "=" + std::string(text) + ": " + why +
-            " (llama-gguf-split's sizes: 500M = 500*1000^2 bytes, 2G = 2*1000^3 bytes)");
+        return usage_error("option " + std::string(option) + "=" + std::string(text) + ": " + why);
     };
     if (text.empty()) throw fail("no size given");
-    // llama-gguf-split takes the unit from the last character, upper case only, and the
-    // number with sscanf("%d"), which would read "1.5G" as 1G: a fraction is refused here
-    // rather than silently dropped.
-    const char unit = text.back();
-    std::uint64_t scale = 0;
-    if (unit == 'M')
-        scale = 1000ull * 1000;
-    else if (unit == 'G')
-        scale = 1000ull * 1000 * 1000;
-    else
-        throw fail(std::string("the unit must be M or G, not '") + unit + "'");
-    const std::string_view digits = text.substr(0, text.size() - 1);
-    std::uint64_t n = 0;
-    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-    if (digits.empty() || ec == std::errc::invalid_argument || end != digits.data() + digits.size())
-        throw fail("expected a whole number before the unit");
-    if (ec == std::errc::result_out_of_range ||
-        n > std::numeric_limits<std::uint64_t>::max() / scale)
-        throw fail("too large");
-    if (n == 0) throw fail("the size must be positive");
-    return n * scale;
+    // llama-gguf-split reads the number before its M or G with sscanf("%d"), which takes "1.5G"
+    // as 1G: with a bare letter a fraction is refused rather than read otherwise than there.
+    const bool bare_letter =
+        !text.empty() && std::string_view("KMGTkmgt").find(text.back()) != std::string_view::npos;
+    if (bare_letter && text.find('.') != std::string_view::npos)
+        throw fail(
+            "llama-gguf-split would read the whole number alone; give whole bytes or a "
+            "smaller unit (1500M, not 1.5G)");
+    if (const auto bytes = ck::parse_byte_size(text, ck::BareUnit::decimal)) return *bytes;
+    throw fail("expected a size of at least 1 byte, such as " +
+               ck::byte_size_forms(ck::BareUnit::decimal) +
+               "; M and G as llama-gguf-split reads them: 500M = 500*1000^2 bytes");
 }
 
 std::optional<SplitSettings> split_settings(const Options& options) {
@@ -129,6 +123,46 @@ fs::path shard_path(const fs::path& prefix, std::size_t shard, std::size_t count
     char suffix[48];
     std::snprintf(suffix, sizeof suffix, "-%05zu-of-%05zu.gguf", shard + 1, count);
     return fs::path(prefix.native() + suffix);
+}
+
+namespace {
+
+// The shard count in NAME if it is PREFIX-NNNNN-of-MMMMM.gguf.
+std::optional<std::size_t> shard_count_in(std::string_view name, std::string_view prefix) {
+    constexpr std::string_view of = "-of-", extension = ".gguf";
+    constexpr std::size_t digits = 5, suffix = 1 + digits + 4 + digits + 5;
+    if (name.size() != prefix.size() + suffix || !name.starts_with(prefix) ||
+        !name.ends_with(extension))
+        return std::nullopt;
+    const std::string_view rest = name.substr(prefix.size());
+    const auto all_digits = [](std::string_view s) {
+        return std::ranges::all_of(s, [](char c) { return c >= '0' && c <= '9'; });
+    };
+    if (rest[0] != '-' || rest.substr(1 + digits, of.size()) != of ||
+        !all_digits(rest.substr(1, digits)) || !all_digits(rest.substr(1 + digits + 4, digits)))
+        return std::nullopt;
+    return std::stoul(std::string(rest.substr(1 + digits + 4, digits)));
+}
+
+}  // namespace
+
+void refuse_other_sets(const fs::path& prefix, std::size_t count) {
+    const fs::path folder = prefix.has_parent_path() ? prefix.parent_path() : fs::path(".");
+    std::error_code ec;
+    std::vector<std::string> others;
+    for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
+        if (auto n = shard_count_in(it->path().filename().native(), prefix.filename().native());
+            n && *n != count)
+            others.push_back(it->path().string());
+    if (others.empty()) return;
+    std::ranges::sort(others);
+    throw file_error("a shard of another split set with this prefix (" +
+                         std::to_string(others.size()) + " such files here); a new set of " +
+                         std::to_string(count) +
+                         " beside it would leave two sets under one name, and a reader given an "
+                         "old shard still reads the old model: remove them first, or write the "
+                         "new set under another prefix",
+                     others.front());
 }
 
 }  // namespace ckplugin::gguf

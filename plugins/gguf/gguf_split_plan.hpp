@@ -37,8 +37,10 @@ struct SplitSettings {
 // split_no_tensor_first), or nullopt when none is given. Bad values are usage errors.
 std::optional<SplitSettings> split_settings(const Options& options);
 
-// A split_max_size value as llama-gguf-split reads it: a positive whole number followed by M
-// (10^6 bytes) or G (10^9 bytes). Anything else is a usage error naming `option`.
+// A split_max_size value in bytes, read by the SDK's one reading of sizes with K, M, G, T as
+// powers of 1000, as llama-gguf-split reads M and G: 5000000, 500M, 2G, 2GB, 2GiB. A fraction
+// before a bare letter (1.5G, which llama-gguf-split would read as 1G) and anything else is a
+// usage error naming `option`.
 std::uint64_t parse_split_size(std::string_view text, std::string_view option = "split_max_size");
 
 // Tensors [begin, end) of the header go to one shard.
@@ -74,6 +76,11 @@ std::filesystem::path split_prefix(const std::filesystem::path& destination,
                                    const std::filesystem::path& input);
 
 // PREFIX-00001-of-00003.gguf for shard 0 of 3 (llama_split_path's "%s-%05d-of-%05d.gguf").
+// Refuses (ck::Error, exit 1) when PREFIX-NNNNN-of-MMMMM.gguf files of a set with another count
+// than `count` are beside the new set: re-splitting in place would leave the old set's shards,
+// which a reader given one of them still takes for a whole model.
+void refuse_other_sets(const std::filesystem::path& prefix, std::size_t count);
+
 std::filesystem::path shard_path(const std::filesystem::path& prefix, std::size_t shard,
                                  std::size_t count);
 

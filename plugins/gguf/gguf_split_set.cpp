@@ -140,31 +140,50 @@ std::vector<ParsedGguf> open_split_set(ParsedGguf given, const fs::path& path,
     return set;
 }
 
-ModelHeader present_as_one_model(std::vector<ParsedGguf>& set) {
+namespace {
+
+std::string trailing_bytes_of(const ModelHeader& shard) {
+    for (const auto& [fact, value] : shard.format_facts)
+        if (fact == "trailing bytes") return value;
+    return {};
+}
+
+}  // namespace
+
+ModelHeader present_as_one_model(std::vector<ParsedGguf>& set, std::uint32_t opened) {
+    // The opened file's own facts first (inspect of shard 2 describes shard 2), then the set's.
+    std::vector<std::pair<std::string, std::string>> facts = set[opened].header.format_facts;
+    std::vector<std::string> trailing;
+    std::uint64_t set_file_size = 0;
+    for (const ParsedGguf& shard : set) {
+        trailing.push_back(trailing_bytes_of(shard.header));
+        set_file_size += shard.file_size;
+    }
     ModelHeader header = std::move(set.front().header);
     const ValueType count_type = header.metadata.find(split_count_key)->type();
     header.metadata.erase(split_count_key);
     header.metadata.insert(std::string(split_count_key), Value::scalar(count_type, 0));
     const std::size_t first_count = header.tensors.size();
-    // One value per fact (inspect --json types them): the set's size, then each shard's file,
-    // tensors and bytes.
-    header.format_facts.emplace_back("split files", std::to_string(set.size()));
+    // One value per fact (inspect --json types them): which shard this is, the set's size, then
+    // each shard's file, tensors and bytes.
+    facts.emplace_back("shard", std::to_string(opened + 1));
+    facts.emplace_back("split files", std::to_string(set.size()));
+    facts.emplace_back("set file size", std::to_string(set_file_size));
     for (std::size_t s = 0; s < set.size(); ++s) {
         ModelHeader& shard = s == 0 ? header : set[s].header;
         const std::size_t count = s == 0 ? first_count : shard.tensors.size();
         std::uint64_t bytes = 0;
         for (std::size_t i = 0; i < count; ++i) bytes += shard.tensors[i].nbytes;
         const std::string shard_name = "shard " + std::to_string(s + 1);
-        header.format_facts.emplace_back(shard_name + " file", shard.source);
-        header.format_facts.emplace_back(shard_name + " tensors", std::to_string(count));
-        header.format_facts.emplace_back(shard_name + " bytes", std::to_string(bytes));
+        facts.emplace_back(shard_name + " file", shard.source);
+        facts.emplace_back(shard_name + " tensors", std::to_string(count));
+        facts.emplace_back(shard_name + " bytes", std::to_string(bytes));
+        if (s != opened && !trailing[s].empty())
+            facts.emplace_back("trailing bytes (" + shard_name + ")", trailing[s]);
         if (s == 0) continue;
-        for (const auto& [fact, value] : shard.format_facts)
-            if (fact == "trailing bytes")
-                header.format_facts.emplace_back(
-                    "trailing bytes (shard " + std::to_string(s + 1) + ")", value);
         std::move(shard.tensors.begin(), shard.tensors.end(), std::back_inserter(header.tensors));
     }
+    header.format_facts = std::move(facts);
     return header;
 }
 

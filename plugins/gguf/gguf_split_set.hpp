@@ -45,8 +45,9 @@ std::vector<ParsedGguf> open_split_set(ParsedGguf given, const std::filesystem::
 // The set as one model: the first shard's metadata with split.count = 0, moved last as ggml's
 // gguf_set_* moves a key it sets (exactly what
 // `llama-gguf-split --merge` writes, so gguf:gguf merges a set), every shard's tensors in
-// order, and the set's files among the format facts. Moves the headers out of `set` (a
-// 150k-token vocabulary is not copied); its mappings stay.
-ModelHeader present_as_one_model(std::vector<ParsedGguf>& set);
+// order, and among the format facts those of shard `opened` (the file given: its own size and
+// data start), then which shard it is, the set's size and each shard's file. Moves the headers
+// out of `set` (a 150k-token vocabulary is not copied); its mappings stay.
+ModelHeader present_as_one_model(std::vector<ParsedGguf>& set, std::uint32_t opened);
 
 }  // namespace ckplugin::gguf

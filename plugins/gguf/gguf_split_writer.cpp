@@ -20,6 +20,7 @@ void GgufSplitWriter::prepare(const ModelHeader& header, const fs::path& destina
     const bool new_directory = support::is_new_directory_destination(destination, ".gguf");
     const fs::path prefix = split_prefix(
         new_directory ? fs::path(destination.native() + "/") : destination, header.source);
+    if (!new_directory) refuse_other_sets(prefix, ranges.size());
 
     shards_.clear();
     std::string counts, report;

@@ -11,8 +11,8 @@ using namespace ckplugin::gguf;
 const ck_option_descriptor options[] = {
     ck::value_option(
         "split_max_size", CK_STAGE_WRITER,
-        "write a llama.cpp split set, shards of at most N M or N G bytes of tensor data (M = "
-        "1000^2, G = 1000^3), as llama-gguf-split --split-max-size"),
+        "write a llama.cpp split set, shards of at most this much tensor data: N bytes, or NM, "
+        "NG as llama-gguf-split --split-max-size reads them (1000^2, 1000^3), or NMB, NGiB, ..."),
     ck::value_option(
         "split_max_tensors", CK_STAGE_WRITER,
         "write a llama.cpp split set, shards of at most N tensors, as llama-gguf-split "
@@ -27,7 +27,10 @@ const ck_option_descriptor options[] = {
 const ck_plugin_descriptor descriptor = ck::describe_plugin(
     {"gguf", "1.0.0",
      "GGUF v2/v3 (llama.cpp, ggml): memory-mapped reader with full validation; writer in ggml's "
-     "exact layout, or a llama.cpp split set"},
+     "exact layout, or a llama.cpp split set",
+     // `ckhost help gguf`'s examples, one "PIPELINE INPUT OUTPUT" a line
+     "gguf:gguf model.gguf copy.gguf\n"
+     "gguf:gguf[split_max_size=2G] model.gguf shards/model.gguf"},
     options,
     {.probe = looks_like_gguf,
      .create_reader = ck::reader_factory<GgufReader>,

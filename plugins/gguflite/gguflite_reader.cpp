@@ -171,7 +171,8 @@ void check_extents(const ByteCursor& in, const std::vector<StoredTensor>& stored
     }
 }
 
-// The tensor directory in ggml types: F32 and F16 as stored, Q8/Q4 as the F32 they become.
+// The tensor directory in ggml types: F32 and F16 as stored, Q8/Q4 as the F32 they become
+// (with their stored dtype and bytes, which `inspect` shows).
 std::vector<TensorInfo> tensor_directory(const std::vector<StoredTensor>& stored,
                                          std::uint64_t data_start) {
     std::vector<TensorInfo> tensors;
@@ -184,6 +185,10 @@ std::vector<TensorInfo> tensor_directory(const std::vector<StoredTensor>& stored
         info.ne.assign(t.dims.rbegin(), t.dims.rend());
         info.nbytes = *element_count(t.dims) * (t.dtype == Dtype::f16 ? 2 : 4);
         info.source_offset = data_start + t.offset;
+        if (is_quantized(t.dtype)) {
+            info.stored_type = std::string(dtype_name(t.dtype));
+            info.stored_bytes = t.bytes;
+        }
         tensors.push_back(std::move(info));
     }
     return tensors;

@@ -8,6 +8,7 @@
 
 #include "ck/error.hpp"
 #include "ck/kernels/float_convert.hpp"
+#include "ck/llama/file_type.hpp"
 #include "ck/parallel.hpp"
 #include "ck/support/destination.hpp"
 #include "ck/support/tensor_io.hpp"
@@ -35,6 +36,29 @@ void append(std::vector<std::byte>& out, const void* data, std::size_t size) {
 template <class T>
 void put(std::vector<std::byte>& out, T v) {
     append(out, &v, sizeof v);  // little-endian host (gguflite_format.hpp)
+}
+
+// The metadata to store: `header`'s, with its general.file_type made to fit the types this file's
+// tensors are read back as (F16 as F16, everything else as F32: Q8/Q4 are dequantized), by
+// ck::llama's rule, the one the host applies after a transform. The host cannot apply it here:
+// only this writer knows what it stores.
+Metadata metadata_to_store(const ModelHeader& header, const std::vector<TensorPlan>& plans,
+                           Context& context) {
+    // A key the input lacks is not added: the writer adds no keys of its own.
+    if (!header.metadata.contains(llama::file_type_key)) return header.metadata;
+    ModelHeader read_back = header;
+    bool any_quantized = false;
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+        const TensorPlan& p = plans[i];
+        TensorInfo& t = read_back.tensors[i];
+        t.type = static_cast<std::uint32_t>(p.dtype == Dtype::f16 ? GgmlType::f16 : GgmlType::f32);
+        t.ne.assign(p.dims.rbegin(), p.dims.rend());
+        any_quantized = any_quantized || is_quantized(p.dtype);
+    }
+    if (const auto update = llama::keep_file_type_true(header, read_back); update.changed)
+        context.note("gguflite: " + update.note +
+                     (any_quantized ? " (as read back: Q8 and Q4 are dequantized to f32)" : ""));
+    return std::move(read_back.metadata);
 }
 
 fs::path output_path(const fs::path& destination, const ModelHeader& header) {
@@ -75,14 +99,14 @@ GgufLiteWriter::~GgufLiteWriter() = default;
 
 void GgufLiteWriter::prepare(const ModelHeader& header, const fs::path& destination) {
     path_ = output_path(destination, header);
-    metadata_ = header.metadata;
     plans_ = plan_tensors(header, rules_);
     for (const std::string& w : rules_.unused_rules(header)) context_.warn(w);
+    metadata_ = metadata_to_store(header, plans_, context_);
 
     std::vector<std::string> notes;
     std::string text;
     try {
-        text = encode_metadata(header.metadata, notes);
+        text = encode_metadata(metadata_, notes);
     } catch (const Error& e) {
         throw e.with_file(header.source);
     }

@@ -27,7 +27,11 @@ const ck_option_descriptor options[] = {
 const ck_plugin_descriptor descriptor = ck::describe_plugin(
     {"gguflite", "1.0.0",
      "GGUF-lite (GLFT): flat little-endian export with text metadata and F32/F16/Q8/Q4 "
-     "tensors; the writer quantizes any dequantizable ggml source"},
+     "tensors; the writer quantizes any dequantizable ggml source",
+     // `ckhost help gguflite`'s examples, one "PIPELINE INPUT OUTPUT" a line
+     "gguf:gguflite model.gguf model.gguflite\n"
+     "gguf:gguflite[scheme=q8] model.gguf model-q8.gguflite\n"
+     "gguflite:gguf model.gguflite back.gguf"},
     options,
     {.probe = looks_like_gguflite,
      .create_reader = ck::reader_factory<GgufLiteReader>,

@@ -12,7 +12,10 @@ const ck_option_descriptor options[] = {
 const ck_plugin_descriptor descriptor = ck::describe_plugin(
     {"headpack", "1.0.0",
      "pads each attention head of attn_q/k/v (and biases) with zero rows to an aligned head "
-     "size"},
+     "size",
+     // `ckhost help headpack`'s examples, one "PIPELINE INPUT OUTPUT" a line
+     "gguf:headpack:bump model.gguf out/\n"
+     "gguf:headpack[align=128]:bump model.gguf out/"},
     options,
     {.create_transform = ck::transform_factory<ckplugin::headpack::Headpack>,
      .flags = CK_PLUGIN_FLAG_CONCURRENT});

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <vector>
 
+#include "chat_template.hpp"
 #include "ck/error.hpp"
 
 namespace fs = std::filesystem;
@@ -153,8 +154,6 @@ class SpecialVocabBuilder {
         for (const auto& [type, add] : adds_)
             if (const SpecialType* t = find_type(type); t && t->has_add_key)
                 metadata.set("tokenizer.ggml.add_" + type + "_token", ck::Value::of_bool(add));
-        if (const auto tmpl = tc_.find("chat_template"); tmpl != tc_.end() && tmpl->is_string())
-            metadata.set("tokenizer.chat_template", ck::Value::of_string(tmpl->get<std::string>()));
     }
 
   private:
@@ -279,6 +278,12 @@ void add_special_vocab(TokenizerFiles files, std::size_t n_vocab, bool load_merg
     vocab.read_tokenizer_config();
     if (files.config && files.config->is_object()) vocab.read_config(*files.config);
     vocab.write(metadata);
+    // The chat template comes last, as gguf-py's add_to_gguf writes it; the converter reads
+    // none without a (non-empty) tokenizer_config.json.
+    const bool have_config = files.tokenizer_config && files.tokenizer_config->is_object() &&
+                             !files.tokenizer_config->empty();
+    add_chat_template(files.folder, have_config ? &*files.tokenizer_config : nullptr, context,
+                      metadata);
 }
 
 }  // namespace ckplugin::hf

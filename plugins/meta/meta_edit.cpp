@@ -232,6 +232,9 @@ Value Meta::untyped_value(const Metadata& metadata, const std::string& arch) con
     std::optional<ValueType> type = known_type(key, arch);
     if (const Value* present = metadata.find(key); !type && present)
         if (present->type() != ValueType::array) type = present->type();
+    // A key of unknown type with a colon in its value was meant as TYPE:VALUE: say what is
+    // wrong with the type it names.
+    if (!type && text.find(':') != std::string::npos) return parse_typed_value(text, key);
     if (!type)
         refuse("set", key_subject(key),
                "'" + text +

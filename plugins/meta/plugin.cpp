@@ -30,7 +30,11 @@ const ck_option_descriptor options[] = {
 const ck_plugin_descriptor descriptor = ck::describe_plugin(
     {"meta", "1.0.0",
      "edits metadata (set, set_file, del, rename) and renames tensors; tensor bytes pass "
-     "through"},
+     "through",
+     // `ckhost help meta`'s examples, one "PIPELINE INPUT OUTPUT" a line
+     "gguf:meta[set=general.name=str:My Model]:gguf model.gguf named.gguf\n"
+     "gguf:quantize[mix=q4_k_m]:meta[set=general.name=str:My Model Q4_K_M]:gguf model-f16.gguf "
+     "model-q4_k_m.gguf"},
     options,
     {.create_transform = ck::transform_factory<ckplugin::meta::Meta>,
      .flags = CK_PLUGIN_FLAG_CONCURRENT});

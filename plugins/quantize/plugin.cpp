@@ -44,7 +44,10 @@ const ck_option_descriptor options[] = {
 const ck_plugin_descriptor descriptor = ck::describe_plugin(
     {"quantize", "2.0.0",
      "quantize to any type llama-quantize makes without an importance matrix, one type or its "
-     "named mixtures (Q4_K_M, ...), byte for byte as llama-quantize"},
+     "named mixtures (Q4_K_M, ...), byte for byte as llama-quantize",
+     // `ckhost help quantize`'s examples, one "PIPELINE INPUT OUTPUT" a line
+     "gguf:quantize[mix=q4_k_m]:gguf model-f16.gguf model-q4_k_m.gguf\n"
+     "gguf:quantize[to=q8_0,only=blk.*]:gguf model-f16.gguf model-q8_0.gguf"},
     options,
     {.create_transform = ck::transform_factory<Quantize>,
      .kernel_variant = ck::kernels::best_quantizer_variant,

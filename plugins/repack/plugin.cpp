@@ -19,7 +19,10 @@ const ck_option_descriptor options[] = {
 const ck_plugin_descriptor descriptor = ck::describe_plugin(
     {"repack", "1.0.0",
      "repack Q8_0/Q4_K/Q5_K/Q6_K/float weights to web-rwkv Int8 and Q4_0/float weights to NF4, "
-     "block by block, with an accuracy report"},
+     "block by block, with an accuracy report",
+     // `ckhost help repack`'s examples, one "PIPELINE INPUT OUTPUT" a line
+     "gguf:repack[to=int8]:safetensors model-q8_0.gguf out/\n"
+     "gguf:repack[to=nf4]:safetensors model-q4_0.gguf out/"},
     options,
     {.create_transform = ck::transform_factory<ckplugin::repack::RepackTransform>,
      .kernel_variant = ck::kernels::plugin_repack_variant,

@@ -12,7 +12,10 @@ namespace container = ck::safetensors;
 const ck_plugin_descriptor descriptor = ck::describe_plugin(
     {"safetensors", "1.0.0",
      "safetensors (Hugging Face): fully validated memory-mapped reader; writer with GGUF "
-     "metadata and repacked Int8/NF4 pairs in __metadata__"},
+     "metadata and repacked Int8/NF4 pairs in __metadata__",
+     // `ckhost help safetensors`'s examples, one "PIPELINE INPUT OUTPUT" a line
+     "gguf:safetensors model-f16.gguf model.safetensors\n"
+     "safetensors:gguf model.safetensors model.gguf"},
     {.probe = container::looks_like_safetensors,
      .create_reader = ck::reader_factory<container::SafetensorsReader>,
      .create_writer = ck::writer_factory<st::SafetensorsWriter>,

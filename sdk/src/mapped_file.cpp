@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <string>
+#include <vector>
 
 namespace bip = boost::interprocess;
 namespace fs = std::filesystem;
@@ -187,6 +189,14 @@ std::optional<std::string> mapped_input_at(const void* address) {
         if (begin != 0 && a >= begin && a < slot.end.load()) return slot.path;
     }
     return std::nullopt;
+}
+
+std::vector<std::string> mapped_input_paths() {
+    std::vector<std::string> paths;
+    std::lock_guard lock(guard_mutex);
+    for (const GuardSlot& slot : guard_slots)
+        if (slot.begin.load() != 0) paths.push_back(slot.path);
+    return paths;
 }
 
 }  // namespace ck

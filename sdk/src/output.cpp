@@ -18,8 +18,8 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <utility>
 #include <string_view>
+#include <utility>
 
 #include "ck/context.hpp"
 #include "ck/error.hpp"
@@ -34,8 +34,10 @@ constexpr std::size_t buffer_capacity = 4u << 20;
 // How much of a synced output is written before its write-back is started (write_out).
 constexpr std::uint64_t writeback_window = 8u << 20;
 
+// Everything here that fails is about an output, unless it says otherwise (an input that
+// changed underneath us, a plugin bug): "kind": "output" in --json.
 Error io_error(const fs::path& path, const std::string& what) {
-    return Error(what + ": " + std::strerror(errno), path.string());
+    return output_error(what + ": " + std::strerror(errno), path.string());
 }
 
 void write_all(int fd, const std::byte* p, std::size_t n, const fs::path& path) {
@@ -62,10 +64,10 @@ fs::path follow_links(const fs::path& path) {
         std::error_code ec;
         if (!fs::is_symlink(fs::symlink_status(p, ec))) return p;
         fs::path target = fs::read_symlink(p, ec);
-        if (ec) throw Error("cannot read the symbolic link: " + ec.message(), path.string());
+        if (ec) throw output_error("cannot read the symbolic link: " + ec.message(), path.string());
         p = target.is_absolute() ? target : p.parent_path() / target;
     }
-    throw Error("too many levels of symbolic links", path.string());
+    throw output_error("too many levels of symbolic links", path.string());
 }
 
 const char* kind_of(fs::file_type type) {
@@ -332,12 +334,12 @@ void check_still_replaceable(const fs::path& target, const fs::path& final_path,
     const fs::file_status status = fs::symlink_status(target, ec);
     if (status.type() == fs::file_type::not_found) return;
     if (status.type() != fs::file_type::regular)
-        throw Error(std::string("output became ") + kind_of(status.type()) +
-                        " while converting; ckhost replaces only regular files",
-                    final_path.string());
+        throw output_error(std::string("output became ") + kind_of(status.type()) +
+                               " while converting; ckhost replaces only regular files",
+                           final_path.string());
     if (!overwrite)
-        throw Error("output file appeared while converting (use --force to overwrite)",
-                    final_path.string());
+        throw output_error("output file appeared while converting (use --force to overwrite)",
+                           final_path.string());
 }
 
 // rename(2), refusing to replace anything when `overwrite` is false (a file created at the
@@ -348,8 +350,8 @@ void rename_into_place(const fs::path& temp, const fs::path& target, const fs::p
         if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE) == 0)
             return;
         if (errno == EEXIST)
-            throw Error("output file appeared while converting (use --force to overwrite)",
-                        final_path.string());
+            throw output_error("output file appeared while converting (use --force to overwrite)",
+                               final_path.string());
         if (errno != EINVAL && errno != ENOSYS)
             throw io_error(final_path, "cannot rename into place");
     }
@@ -365,12 +367,12 @@ fs::path replaceable_target(const fs::path& final_path, bool overwrite) {
     const fs::file_status status = fs::status(target, ec);
     if (status.type() == fs::file_type::not_found) return target;
     if (status.type() != fs::file_type::regular)
-        throw Error(std::string("output is ") + kind_of(status.type()) +
-                        "; ckhost replaces only regular files (or writes through a symbolic "
-                        "link to one)",
-                    final_path.string());
+        throw output_error(std::string("output is ") + kind_of(status.type()) +
+                               "; ckhost replaces only regular files (or writes through a "
+                               "symbolic link to one)",
+                           final_path.string());
     if (!overwrite)
-        throw Error("output file exists (use --force to overwrite)", final_path.string());
+        throw output_error("output file exists (use --force to overwrite)", final_path.string());
     return target;
 }
 
@@ -400,15 +402,11 @@ OutputFile& OutputSet::create(const fs::path& final_path) {
     fs::path dir = target.parent_path();
     if (dir.empty()) dir = ".";
     // Create missing parents, remembering each so that a failed run can remove them again.
-    std::vector<fs::path> missing;
-    for (fs::path p = dir; !p.empty() && !fs::exists(p); p = p.parent_path()) {
-        missing.push_back(p);
-        if (p == p.parent_path()) break;
-    }
+    const std::vector<fs::path> missing = missing_directories(dir);
     for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
         std::error_code ec;
         if (!fs::create_directory(*it, ec) && ec)
-            throw Error("cannot create directory: " + ec.message(), it->string());
+            throw output_error("cannot create directory: " + ec.message(), it->string());
         created_dirs_.push_back(*it);
     }
     std::string pattern =
@@ -457,17 +455,40 @@ void OutputSet::abort() noexcept {
         fs::remove(f->temp_path(), ec);
     }
     files_.clear();
-    for (auto it = created_dirs_.rbegin(); it != created_dirs_.rend(); ++it) {
-        std::error_code ec;
-        fs::remove(*it, ec);  // only removes it if it is still empty
-    }
-    created_dirs_.clear();
+    remove_empty_directories(std::exchange(created_dirs_, {}));
 }
 
 std::vector<fs::path> OutputSet::final_paths() const {
     std::vector<fs::path> out;
     for (const auto& f : files_) out.push_back(f->final_path());
     return out;
+}
+
+std::vector<fs::path> missing_directories(const fs::path& dir) {
+    std::vector<fs::path> missing;
+    std::error_code ec;
+    for (fs::path p = dir; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+        missing.push_back(p);
+        if (p == p.parent_path()) break;
+    }
+    return missing;
+}
+
+void remove_empty_directories(std::vector<fs::path> dirs) noexcept {
+    // Deepest first by the number of components of the absolute path, whatever order the
+    // callers noted them in.
+    const auto depth = [](const fs::path& p) {
+        std::error_code ec;
+        const fs::path absolute = fs::absolute(p, ec).lexically_normal();
+        return std::distance(absolute.begin(), absolute.end());
+    };
+    std::stable_sort(dirs.begin(), dirs.end(),
+                     [&](const fs::path& a, const fs::path& b) { return depth(a) > depth(b); });
+    for (const fs::path& dir : dirs) {
+        std::error_code ec;
+        // fs::remove takes a file too: only a directory, and only while it is (still) empty.
+        if (fs::is_directory(fs::symlink_status(dir, ec))) fs::remove(dir, ec);
+    }
 }
 
 std::vector<StaleTemporary> remove_stale_temporaries(const std::vector<fs::path>& final_paths) {

@@ -176,5 +176,24 @@ BOOST_AUTO_TEST_CASE(a_huge_head_count_is_refused_at_once) {
     BOOST_TEST(contains(r.err, "fits no (num_key_value_heads, intermediate_size) pairs"), r.err);
 }
 
+// A file of another format given to the bump reader (`bump:gguf -i model.gguf`): the refusal
+// says it is neither bump version (it said "magic is not BUMPWGT3", as if only v3 were read);
+// what the file is and which reader opens it, the host adds from the readers' probes.
+BOOST_AUTO_TEST_CASE(another_format_is_neither_bump_version) {
+    cktest::TempDir in, out;
+    const std::string gguf = (cktest::examples_dir() / "micro-llama-q4_k_m.gguf").string();
+    cktest::write_file(in / "junk.bump", std::vector<unsigned char>(200, 'x'));
+    for (const std::string& input : {gguf, (in / "junk.bump").string()}) {
+        auto r = cktest::run_ckhost(
+            {"--pipeline", "bump:gguf", "-i", input, "-o", (out / "x.gguf").string()});
+        BOOST_TEST(r.exit_code == 1, r.err);
+        BOOST_TEST(contains(r.err, input + ": byte 0: not a bump file (the magic is neither "
+                                           "BUMPWGT3 nor BUMPWGT4)"),
+                   r.err);
+        BOOST_TEST(!contains(r.err, "magic is not BUMPWGT3"), r.err);
+        BOOST_TEST(out.entries().empty());
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 }  // namespace unity_test_bump_reader

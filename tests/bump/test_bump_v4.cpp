@@ -358,20 +358,147 @@ BOOST_AUTO_TEST_CASE(verify_checks_checksum_size_and_manifest) {
     r = edit_manifest("\"format\": \"ck-bumpwgt4-manifest-v1\"", "\"format\": 4");
     BOOST_TEST(r.exit_code == 1);
     BOOST_TEST(contains(r.err, "format is not ck-bumpwgt4-manifest-v1"), r.err);
+    // weights_path must lead to this file (the golden's "weights.bump" does, from its folder).
+    r = edit_manifest("\"weights_path\": \"weights.bump\"", "\"weights_path\": \"w/weights.bump\"");
+    BOOST_TEST(r.exit_code == 1);
+    BOOST_TEST(contains(r.err, "weights_path"), r.err);
+    BOOST_TEST(contains(r.err, "\"w/weights.bump\" does not lead to"), r.err);
+    {
+        // The reference's form: relative to where the conversion ran (here, where ckhost runs).
+        cktest::TempDir dir;
+        const std::string bump = fresh(dir);
+        const fs::path from_here = fs::relative(bump, fs::current_path());
+        std::string text = cktest::read_text(dir / "weights_manifest.json");
+        const std::string key = "\"weights_path\": \"weights.bump\"";
+        text.replace(text.find(key), key.size(),
+                     "\"weights_path\": " + nlohmann::json(from_here.string()).dump());
+        std::ofstream(dir / "weights_manifest.json", std::ios::binary) << text;
+        auto v = verify(bump);
+        BOOST_TEST(v.exit_code == 0, from_here << ": " << v.err);
+    }
+    r = edit_manifest("\"weights_path\": \"weights.bump\"", "\"weights_path\": 1");
+    BOOST_TEST(r.exit_code == 1);
+    BOOST_TEST(contains(r.err, "weights_path"), r.err);
+    BOOST_TEST(contains(r.err, "missing or not a string"), r.err);
 }
 
-// Without its manifest the file still verifies (checksum, size, reserved bytes), but the
-// user is told that C-Kernel-Engine's loader will not take it, and inspect says it is absent.
-BOOST_AUTO_TEST_CASE(missing_manifest_is_a_warning) {
+// Without its manifest beside it C-Kernel-Engine's runtime cannot load the file: verify fails,
+// naming the manifest it looked for; inspect still shows the file and says the manifest is
+// absent.
+BOOST_AUTO_TEST_CASE(missing_manifest_fails_verify) {
     cktest::TempDir dir;
     fs::copy_file(committed_golden() / "weights.bump", dir / "weights.bump");
     const std::string bump = (dir / "weights.bump").string();
     auto v = cktest::run_ckhost({"verify", bump});
-    BOOST_TEST(v.exit_code == 0, v.err);
-    BOOST_TEST(contains(v.err, "no weights_manifest.json beside it"), v.err);
+    BOOST_TEST(v.exit_code == 1, v.err);
+    BOOST_TEST(contains(v.err, (dir / "weights_manifest.json").string()), v.err);
+    BOOST_TEST(contains(v.err, "not found"), v.err);
+    BOOST_TEST(dir.entries().size() == 1u);  // verify writes nothing
     auto i = cktest::run_ckhost({"inspect", bump});
     BOOST_TEST(i.exit_code == 0, i.err);
     BOOST_TEST(contains(cktest::squeezed(i.out), "  manifest: absent\n"), i.out);
+}
+
+// `cp -r out4 moved4`: the manifest's weights_path (the path as given with -o) still names
+// out4's file, so verify of the moved copy fails, naming the key and the manifest; with
+// weights_path=relative it names the file from the manifest's folder and the copy verifies.
+BOOST_AUTO_TEST_CASE(moved_folder_fails_verify_unless_weights_path_is_relative) {
+    cktest::TempDir dir;
+    auto convert_and_move = [&](const std::string& pipeline, const std::string& name) {
+        const fs::path out = dir / name, moved = dir / (name + "-moved");
+        auto r = cktest::run_ckhost(
+            {"--pipeline", pipeline, "-i", sample(), "-o", out.string() + "/", "--quiet"});
+        BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+        fs::copy(out, moved, fs::copy_options::recursive);
+        return std::pair{out, moved};
+    };
+    const auto [out, moved] = convert_and_move(v4, "out4");
+    auto original = cktest::run_ckhost({"verify", (out / "weights.bump").string()});
+    BOOST_TEST(original.exit_code == 0, original.err);
+    auto stale = cktest::run_ckhost({"verify", (moved / "weights.bump").string()});
+    BOOST_TEST(stale.exit_code == 1, stale.err);
+    BOOST_TEST(contains(stale.err, (moved / "weights_manifest.json").string()), stale.err);
+    BOOST_TEST(contains(stale.err, "weights_path"), stale.err);
+    BOOST_TEST(contains(stale.err, "does not lead to " + (moved / "weights.bump").string()),
+               stale.err);
+    BOOST_TEST(contains(stale.err, "weights_path=relative"), stale.err);
+    fs::remove_all(out);  // now it leads nowhere at all
+    stale = cktest::run_ckhost({"verify", (moved / "weights.bump").string()});
+    BOOST_TEST(stale.exit_code == 1, stale.err);
+
+    const auto [rel, rel_moved] =
+        convert_and_move("gguf:bump[version=4,weights_path=relative]", "rel");
+    auto manifest = nlohmann::json::parse(cktest::read_text(rel_moved / "weights_manifest.json"));
+    BOOST_TEST(manifest["weights_path"].get<std::string>() == "weights.bump");
+    // The golden manifest's form: the same bytes as the reference's, made inside the folder.
+    BOOST_TEST(cktest::files_equal(rel / "weights_manifest.json",
+                                   committed_golden() / "weights_manifest.json"));
+    for (const fs::path& folder : {rel, rel_moved}) {
+        auto r = cktest::run_ckhost({"verify", (folder / "weights.bump").string()});
+        BOOST_TEST(r.exit_code == 0, folder << ": " << r.err);
+    }
+}
+
+// The reference's form, relative to where the conversion ran ("out4/weights.bump" from out4's
+// parent): it verifies (wherever verify runs from), a copy made by `cp -r out4 moved4` does not.
+BOOST_AUTO_TEST_CASE(the_references_relative_form_verifies_in_place_but_not_in_a_copy) {
+    cktest::TempDir dir;
+    const fs::path out = dir / "out4", moved = dir / "moved4";
+    auto r =
+        cktest::run_ckhost({"--pipeline", v4, "-i", sample(), "-o", out.string() + "/", "--quiet"});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    const std::string given =
+        "\"weights_path\": " + nlohmann::json((out / "weights.bump").string()).dump();
+    std::string text = cktest::read_text(out / "weights_manifest.json");
+    BOOST_TEST_REQUIRE(text.find(given) != std::string::npos);
+    text.replace(text.find(given), given.size(), "\"weights_path\": \"out4/weights.bump\"");
+    std::ofstream(out / "weights_manifest.json", std::ios::binary) << text;
+    fs::copy(out, moved, fs::copy_options::recursive);
+    auto in_place = cktest::run_ckhost({"verify", (out / "weights.bump").string()});
+    BOOST_TEST(in_place.exit_code == 0, in_place.err);
+    auto copy = cktest::run_ckhost({"verify", (moved / "weights.bump").string()});
+    BOOST_TEST(copy.exit_code == 1, copy.err);
+    BOOST_TEST(contains(copy.err, "\"out4/weights.bump\" does not lead to"), copy.err);
+}
+
+// weights_path=relative with the manifest elsewhere: the path from the manifest's folder.
+BOOST_AUTO_TEST_CASE(relative_weights_path_from_a_manifest_elsewhere) {
+    cktest::TempDir out;
+    auto r =
+        cktest::run_ckhost({"--pipeline",
+                            "gguf:bump[version=4,weights_path=relative,manifest=" +
+                                (out / "meta" / "m.json").string() + "]",
+                            "-i", sample(), "-o", (out / "model" / "w.bump").string(), "--quiet"});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    auto manifest = nlohmann::json::parse(cktest::read_text(out / "meta" / "m.json"));
+    BOOST_TEST(manifest["weights_path"].get<std::string>() == "../model/w.bump");
+}
+
+BOOST_AUTO_TEST_CASE(unknown_weights_path_form_is_a_usage_error) {
+    cktest::TempDir out;
+    auto r = cktest::run_ckhost({"--pipeline", "gguf:bump[version=4,weights_path=absolute]", "-i",
+                                 sample(), "-o", out.path().string() + "/"});
+    BOOST_TEST(r.exit_code == 2, r.err);
+    BOOST_TEST(contains(r.err, "weights_path"), r.err);
+    BOOST_TEST(out.entries().empty());
+}
+
+// A v4 refusal speaks of v4: a model without token_embd (issue 28: it said "bump v3 and head
+// packing"), with or without headpack before the writer.
+BOOST_AUTO_TEST_CASE(missing_token_embd_is_refused_in_v4_words) {
+    ModelBuilder m = sample_model();
+    m.remove_tensor("token_embd.weight");
+    for (const std::string& pipeline : {v4, std::string("gguf:headpack:bump[version=4]")}) {
+        BOOST_TEST_CONTEXT(pipeline) {
+            cktest::TempDir in, out;
+            auto r = convert(m, in, out / "new", pipeline);
+            BOOST_TEST(r.exit_code == 1, r.err);
+            BOOST_TEST(contains(r.err, "token_embd.weight"), r.err);
+            BOOST_TEST(!contains(r.err, "bump v3"), r.err);
+            BOOST_TEST(out.entries().empty());
+        }
+    }
+    expect_refusal(m, {"token_embd.weight", "bump v4 needs"});
 }
 
 BOOST_AUTO_TEST_SUITE_END()

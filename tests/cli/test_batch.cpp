@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "batch/batch_jobs.hpp"
 #include "test_support.hpp"
 
 // This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
@@ -343,6 +344,114 @@ BOOST_AUTO_TEST_CASE(ctrl_c_stops_every_job_and_leaves_nothing_behind) {
     BOOST_TEST(sorted_entries(dir, "out") ==
                (std::vector<std::string>{"a.gguf", "a.gguf.ckhost.json", "b.gguf",
                                          "b.gguf.ckhost.json", "c.gguf", "c.gguf.ckhost.json"}));
+}
+
+// Two jobs writing into one directory the batch creates, interrupted with Ctrl-C (the batch and
+// its jobs signalled together, as a terminal does): the directory goes with their temporary
+// files. Job a creates new/ and stops first (it checks for Ctrl-C every 100 ms), while job b
+// (every 1500 ms) still has its temporary file there: a job removes only the directories it
+// created, and only while they are empty, so before the batch cleaned up after its jobs new/
+// stayed behind (3 runs in 5 when the order was left to chance). Job q, between them, makes b
+// start after a has created new/.
+BOOST_AUTO_TEST_CASE(ctrl_c_leaves_no_directory_the_batch_created) {
+    cktest::TempDir dir;
+    const std::string plugins = cktest::test_plugin_dir().string();
+    const std::string text = "gguf:testkit[sleep_ms=100]:gguf " + sample() + " " +
+                             (dir / "new" / "a.gguf").string() +
+                             "\n"
+                             "gguf:testkit[sleep_ms=10]:gguf " +
+                             sample() + " " + (dir / "q.gguf").string() +
+                             "\n"
+                             "gguf:testkit[sleep_ms=1500]:gguf " +
+                             sample() + " " + (dir / "new" / "sub" / "b.gguf").string() + "\n";
+    write_text(dir / "jobs.txt", text);
+    for (int run = 0; run < 3; ++run) {
+        BOOST_TEST_CONTEXT("run " << run) {
+            fs::remove(dir / "q.gguf");
+            fs::remove(dir / "q.gguf.ckhost.json");
+            const pid_t pid = cktest::spawn_ckhost(
+                {"batch", (dir / "jobs.txt").string(), "--jobs", "2", "--plugin-dir", plugins});
+            cktest::wait_for_temporary(dir / "new", "a.gguf");
+            cktest::wait_for_temporary(dir / "new" / "sub", "b.gguf");
+            for (pid_t job : children_of(pid)) ::kill(job, SIGINT);
+            ::kill(pid, SIGINT);
+            BOOST_TEST(cktest::wait_exit_code(pid) == 130);
+            BOOST_TEST(!fs::exists(dir / "new"));
+            BOOST_TEST((sorted_entries(dir, ".") ==
+                        std::vector<std::string>{"jobs.txt", "q.gguf", "q.gguf.ckhost.json"}));
+        }
+    }
+}
+
+// A jobs file's relative paths lead from its own folder (decision 0046), in both of its forms;
+// standard input's from the current directory. The report shows them as the file gives them,
+// and the files written.
+BOOST_AUTO_TEST_CASE(relative_paths_are_relative_to_the_jobs_file) {
+    cktest::TempDir dir;
+    fs::create_directory(dir / "lists");
+    fs::copy_file(sample(), dir / "lists" / "model.gguf");
+    write_text(dir / "lists" / "jobs.txt", "gguf:gguf model.gguf out/a.gguf\n");
+    write_text(dir / "lists" / "jobs.json",
+               R"([{"pipeline": "gguf:gguf", "input": "model.gguf", "output": "out/b.gguf"}])");
+    for (const char* list : {"jobs.txt", "jobs.json"}) {
+        Batch b = run_batch({(dir / "lists" / list).string(), "-q"});
+        BOOST_TEST_REQUIRE(b.run.exit_code == 0, list << ": " << b.run.out << b.run.err);
+        BOOST_TEST(b.doc["jobs"][0]["input"] == "model.gguf", b.run.out);
+        const std::string written = b.doc["jobs"][0]["outputs"][0].get<std::string>();
+        BOOST_TEST(fs::equivalent(
+            written,
+            dir / "lists" / "out" / (list == std::string("jobs.txt") ? "a.gguf" : "b.gguf")));
+    }
+    BOOST_TEST(cktest::files_equal(dir / "lists" / "out" / "a.gguf", sample()));
+    // A list written for the current directory is told what changed.
+    // The list's folder is deeper than the current directory, so that the '..'s of a path
+    // written for the current directory cannot climb to / from there and come down onto the
+    // same file by chance.
+    const fs::path from_here = fs::relative(dir / "lists" / "model.gguf", fs::current_path());
+    fs::path deeper = dir / "lists";
+    for (const auto& part : fs::current_path()) {
+        (void)part;
+        deeper /= "d";
+    }
+    fs::create_directories(deeper);
+    write_text(deeper / "old.txt",
+               "gguf:gguf " + from_here.string() + " " + (dir / "c.gguf").string() + "\n");
+    Batch old = run_batch({(deeper / "old.txt").string(), "-q"});
+    BOOST_TEST_REQUIRE(old.run.exit_code == 1, old.run.err);
+    BOOST_TEST(contains(old.doc["jobs"][0]["error"].get<std::string>(),
+                        "relative paths in a jobs file are relative to its folder, " +
+                            deeper.string() + "/"),
+               old.run.out);
+    BOOST_TEST(!fs::exists(dir / "c.gguf"));
+    // Standard input has no folder: the current directory, as before.
+    auto r = cktest::run_ckhost_with_stdin(
+        {"batch", "-", "-q"},
+        "gguf:gguf " + from_here.string() + " " + (dir / "d.gguf").string() + "\n");
+    BOOST_TEST(r.exit_code == 0, r.err);
+    BOOST_TEST(cktest::files_equal(dir / "d.gguf", sample()));
+}
+
+// batch-report --resubmit writes its list somewhere else than the jobs file: its relative paths
+// are rewritten to lead from there to the same files.
+BOOST_AUTO_TEST_CASE(resubmitted_relative_paths_lead_to_the_same_files) {
+    cktest::TempDir dir;
+    fs::create_directory(dir / "lists");
+    write_text(dir / "lists" / "jobs.txt", "gguf:gguf missing.gguf 'out dir/'\n");
+    auto r = cktest::run_ckhost({"batch", (dir / "lists" / "jobs.txt").string(), "--report-dir",
+                                 (dir / "reports").string(), "-q"});
+    BOOST_TEST_REQUIRE(r.exit_code == 1, r.err);
+    const fs::path todo = dir / "reports" / "todo.txt";
+    r = cktest::run_ckhost(
+        {"batch-report", (dir / "reports").string(), "--resubmit", todo.string()});
+    BOOST_TEST_REQUIRE(r.exit_code == 1, r.err);
+    const auto bytes = cktest::read_file(todo);
+    const auto jobs = ckhost::parse_jobs(std::string(bytes.begin(), bytes.end()), todo.string());
+    BOOST_TEST_REQUIRE(jobs.size() == 1u);
+    BOOST_TEST(jobs[0].input == "../lists/missing.gguf");
+    BOOST_TEST(jobs[0].output == "../lists/out dir/");
+    const ckhost::Conversion files = jobs[0].files();
+    BOOST_TEST(fs::absolute(files.input).lexically_normal() == dir / "lists" / "missing.gguf");
+    BOOST_TEST(fs::absolute(files.output).lexically_normal() == dir / "lists" / "out dir/");
 }
 
 // examples/batch/convert_folder.sh: every *.gguf of a folder, one directory per model.

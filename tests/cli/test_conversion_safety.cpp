@@ -133,12 +133,17 @@ BOOST_AUTO_TEST_CASE(ctrl_c_stops_cleanly) {
 
 BOOST_AUTO_TEST_CASE(progress_only_on_a_terminal) {
     cktest::TempDir out;
-    // Not a terminal (the test captures stderr): no progress, no escape codes.
+    // Not a terminal (the test captures stderr): no progress, no escape codes; only the
+    // summary of what was written (test_run_summary.cpp).
     auto quiet = cktest::run_ckhost({"--plugin-dir", plugin_dir(), "--pipeline",
                                      "gguf:testkit[sleep_ms=20]:gguf", "-i", sample(), "-o",
                                      (out / "a.gguf").string()});
     BOOST_TEST(quiet.exit_code == 0, quiet.err);
-    BOOST_TEST(quiet.err.empty(), quiet.err);
+    BOOST_TEST(quiet.err.starts_with("ckhost: wrote " + (out / "a.gguf").string() + ": "),
+               quiet.err);
+    BOOST_TEST(!contains(quiet.err, "\r"), quiet.err);
+    BOOST_TEST(!contains(quiet.err, "\033["), quiet.err);
+    BOOST_TEST(!contains(quiet.err, "ETA"), quiet.err);
     // On a pseudo-terminal (util-linux `script`), the progress line is drawn.
     std::string command = "script -qec \"" + cktest::ckhost_binary().string() + " --plugin-dir " +
                           plugin_dir() + " --pipeline 'gguf:testkit[sleep_ms=20]:gguf' -i " +
@@ -149,6 +154,9 @@ BOOST_AUTO_TEST_CASE(progress_only_on_a_terminal) {
     std::string text(log.begin(), log.end());
     BOOST_TEST(contains(text, "ETA"), text);
     BOOST_TEST(contains(text, "MiB"), text);
+    // The progress line gives way to the summary: it is not simply erased.
+    const std::string after = text.substr(text.rfind("\033[K") + 3);
+    BOOST_TEST(after.starts_with("ckhost: wrote " + (out / "b.gguf").string() + ": "), after);
     BOOST_TEST(cktest::files_equal(out / "a.gguf", out / "b.gguf"));
 }
 

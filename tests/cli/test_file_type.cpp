@@ -306,5 +306,56 @@ BOOST_AUTO_TEST_CASE(a_third_party_transform_changing_types) {
                r.out);
 }
 
+// Issue 28: verify fails a general.file_type the tensors contradict, naming the key and both
+// values, and writes nothing.
+BOOST_AUTO_TEST_CASE(verify_fails_a_file_type_the_tensors_contradict) {
+    cktest::TempDir dir;
+    const fs::path wrong = sample_with_file_type(dir, 1);  // MOSTLY_F16 over Q4_K tensors
+    auto r = cktest::run_ckhost({"verify", wrong.string()});
+    BOOST_TEST(r.exit_code == 1, r.err);
+    BOOST_TEST(contains(r.err,
+                        "patched.gguf: key 'general.file_type': stored 1 (MOSTLY_F16) but the "
+                        "tensors are mostly q4_K (llama.cpp's name for them: 15 (MOSTLY_Q4_K_M))"),
+               r.err);
+    BOOST_TEST(r.out.empty(), r.out);
+    r = cktest::run_ckhost({"verify", "--json", wrong.string()});
+    BOOST_TEST(r.exit_code == 1, r.err);
+    const json error = json::parse(r.out)["error"];
+    BOOST_TEST(error["subject"].get<std::string>() == "key 'general.file_type'");
+    BOOST_TEST(contains(error["message"].get<std::string>(), "stored 1 (MOSTLY_F16)"));
+    BOOST_TEST(dir.entries() == std::vector<std::string>{"patched.gguf"});
+
+    // A fair name passes: Q4_K_S for Q4_K tensors. So does an id llama.cpp does not know
+    // (4, long removed): it cannot be checked, inspect still says so.
+    for (const std::uint32_t fair : {14u, 15u, 4u})
+        BOOST_TEST(
+            cktest::run_ckhost({"verify", sample_with_file_type(dir, fair).string()}).exit_code ==
+                0,
+            fair);
+}
+
+BOOST_AUTO_TEST_CASE(verify_on_llama_cpp_files, *utf::precondition(cktest::SharedDataPresent())) {
+    const fs::path root = *cktest::shared_data();
+    // llama.cpp's own stale value (ALL_F32 over F16 weights) is a failure...
+    auto r = cktest::run_ckhost({"verify", (root / "quant" / "micro-odd-f16.gguf").string()});
+    BOOST_TEST(r.exit_code == 1, r.err);
+    BOOST_TEST(contains(r.err,
+                        "key 'general.file_type': stored 0 (ALL_F32) but the tensors are "
+                        "mostly f16 (llama.cpp's name for them: 1 (MOSTLY_F16))"),
+               r.err);
+    // ...while llama-quantize's mixtures whose rows fit no K block (mostly fallback types) keep
+    // the mixture's name, as llama-quantize writes it: no failure.
+    std::size_t checked = 0;
+    for (const auto& entry : fs::directory_iterator(root / "quant")) {
+        const std::string name = entry.path().filename().string();
+        if (!name.starts_with("micro-odd-f16.") || name == "micro-odd-f16.gguf") continue;
+        ++checked;
+        BOOST_TEST(file_type_of(entry.path())["stored"].is_number(), name);
+        r = cktest::run_ckhost({"verify", entry.path().string()});
+        BOOST_TEST(r.exit_code == 0, name << ": " << r.err);
+    }
+    BOOST_TEST(checked >= 9u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 }  // namespace unity_test_file_type

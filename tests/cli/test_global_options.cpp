@@ -218,5 +218,28 @@ BOOST_AUTO_TEST_CASE(help_and_version_still_work) {
     BOOST_TEST(contains(inspect.out, "usage: ckhost inspect"), inspect.out);
 }
 
+// --max-memory reads sizes as split_max_size does (decision 0044): bytes, K/M/G as powers of
+// 1024 (memory), KB/MB/GB as powers of 1000, KiB/MiB/GiB as powers of 1024.
+BOOST_AUTO_TEST_CASE(max_memory_takes_bytes_and_both_unit_families) {
+    struct Case {
+        std::string given;
+        std::uint64_t bytes;
+    };
+    for (const Case& c : {Case{"5000000", 5'000'000}, Case{"2K", 2048}, Case{"2KB", 2000},
+                          Case{"2KiB", 2048}, Case{"1.5MB", 1'500'000}, Case{"3m", 3u << 20}}) {
+        cktest::TempDir out;
+        const json doc =
+            parse_json(cktest::run_ckhost({"--max-memory", c.given, "--pipeline", "gguf:gguf", "-i",
+                                           sample(), "-o", (out / "o.gguf").string(), "--json"}));
+        BOOST_TEST(doc["compute_ahead"]["max_memory"].get<std::uint64_t>() == c.bytes, c.given);
+    }
+    auto r = cktest::run_ckhost({"plugins", "--max-memory", "2X"});
+    BOOST_TEST(r.exit_code == 2, r.err);
+    BOOST_TEST(contains(r.err,
+                        "--max-memory 2X: expected a size of at least 1 byte, such as "
+                        "5000000 (bytes), 500K, 2G (K, M, G, T: powers of 1024), 2GB"),
+               r.err);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 }  // namespace unity_test_global_options

@@ -5,7 +5,7 @@
 // (v4). An input is split at the marker lines "#config.json\n" and "#weights_manifest.json\n":
 // the bytes before the first marker are weights.bump, the bytes after each marker (up to the
 // next) that file; a file without its marker is absent (v3 then infers the two dimensions it
-// lacks from the file size, v4 warns).
+// lacks from the file size, v4's verify refuses).
 #include <algorithm>
 #include <array>
 #include <cstddef>

@@ -96,8 +96,9 @@ def main():
         (SEEDS / "bump").mkdir(exist_ok=True)
         (SEEDS / "bump" / "tiny.bump").write_bytes(weights)
         (SEEDS / "bump" / "tiny-with-config.bump").write_bytes(weights + b"#config.json\n" + config)
-        # bump v4: the weights alone, and with weights_manifest.json after its marker line.
-        run(ckhost, "gguf:bump[version=4]", model, f"{tmp}/bump4/")
+        # bump v4: the weights alone, and with weights_manifest.json after its marker line (its
+        # weights_path relative, so that it leads to the harness's weights.bump as verify checks).
+        run(ckhost, "gguf:bump[version=4,weights_path=relative]", model, f"{tmp}/bump4/")
         weights = (tmp / "bump4" / "weights.bump").read_bytes()
         manifest = (tmp / "bump4" / "weights_manifest.json").read_bytes()
         (SEEDS / "bump" / "tiny-v4.bump").write_bytes(weights)

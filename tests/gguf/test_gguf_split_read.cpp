@@ -152,6 +152,47 @@ BOOST_AUTO_TEST_CASE(inspect_and_verify_say_it_is_a_set) {
     BOOST_TEST(doc.at("facts").at("shard_1_tensors").get<int>() == 8);
 }
 
+// Issue 28: inspect of shard K describes file K (its size, where its data starts), says which
+// shard of how many it is, and gives the set's totals apart.
+BOOST_AUTO_TEST_CASE(inspect_of_a_shard_describes_that_shard) {
+    const SplitSet set = micro_set();
+    std::uint64_t set_size = 0;
+    for (int k = 1; k <= 3; ++k) set_size += fs::file_size(set.shard(k));
+    std::uint64_t first = 0;  // index of the shard's first tensor in the model
+    for (int k = 1; k <= 3; ++k) {
+        auto r = cktest::run_ckhost({"inspect", set.shard(k).string(), "--json", "--tensors"});
+        BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+        const auto doc = nlohmann::json::parse(r.out);
+        const auto& facts = doc.at("facts");
+        BOOST_TEST(facts.at("file_size").get<std::uint64_t>() == fs::file_size(set.shard(k)), k);
+        BOOST_TEST(facts.at("shard").get<int>() == k);
+        BOOST_TEST(facts.at("split_files").get<int>() == 3);
+        BOOST_TEST(facts.at("set_file_size").get<std::uint64_t>() == set_size);
+        // ggml packs a file's tensors, each padded to the alignment, from the data start to
+        // the end: the shard's own tensors fill exactly what follows its data start.
+        const std::uint64_t alignment = facts.at("alignment").get<std::uint64_t>();
+        const int count = facts.at("shard_" + std::to_string(k) + "_tensors").get<int>();
+        std::uint64_t data = 0;
+        for (int i = 0; i < count; ++i) {
+            const std::uint64_t n =
+                doc.at("tensors").at(first + static_cast<std::uint64_t>(i)).at("bytes");
+            data += (n + alignment - 1) / alignment * alignment;
+        }
+        BOOST_TEST(
+            facts.at("data_start").get<std::uint64_t>() == fs::file_size(set.shard(k)) - data, k);
+        BOOST_TEST(doc.at("tensors").at(first).at("offset").get<std::uint64_t>() ==
+                       facts.at("data_start").get<std::uint64_t>(),
+                   k);
+        first += static_cast<std::uint64_t>(count);
+    }
+    auto text = cktest::run_ckhost({"inspect", set.shard(2).string()});
+    BOOST_TEST(contains(text.out, "  file size: " + std::to_string(fs::file_size(set.shard(2))) +
+                                      "\n  byte order: little-endian\n  shard: 2\n  split "
+                                      "files: 3\n  set file size: " +
+                                      std::to_string(set_size) + "\n"),
+               text.out);
+}
+
 BOOST_AUTO_TEST_CASE(missing_shard) {
     cktest::TempDir dir;
     const SplitSet set = copy_set(dir.path());

@@ -217,9 +217,12 @@ BOOST_AUTO_TEST_CASE(llama_gguf_split_sets_byte_for_byte, *utf::precondition(Spl
     struct Case {
         std::string option, reference, output;
     };
-    // -o NAME.gguf and -o DIR/ (the input's name) both give llama's names.
-    for (const Case& c : {Case{"split_max_tensors=15", "by-tensors", "tiny-llama-q4_k_m.gguf"},
-                          Case{"split_max_size=5M", "by-size", ""}}) {
+    // -o NAME.gguf and -o DIR/ (the input's name) both give llama's names. 5M is
+    // llama-gguf-split's 5*1000^2 bytes, so the same size in bytes, or as 5MB, is the same set.
+    for (const Case& c :
+         {Case{"split_max_tensors=15", "by-tensors", "tiny-llama-q4_k_m.gguf"},
+          Case{"split_max_size=5M", "by-size", ""}, Case{"split_max_size=5000000", "by-size", ""},
+          Case{"split_max_size=5MB", "by-size", "tiny-llama-q4_k_m.gguf"}}) {
         BOOST_TEST_CONTEXT(c.option) {
             cktest::TempDir out;
             const fs::path reference = root / "split" / c.reference;
@@ -361,13 +364,13 @@ BOOST_AUTO_TEST_CASE(bad_split_options_are_usage_errors_before_anything_is_writt
         std::string options, expected;
     };
     for (const Case& c : {
-             Case{"split_max_size=0", "split_max_size=0"},
-             Case{"split_max_size=abc", "the unit must be M or G"},
-             Case{"split_max_size=5X", "the unit must be M or G, not 'X'"},
-             Case{"split_max_size=5m", "not 'm'"},
-             Case{"split_max_size=1.5G", "whole number"},
-             Case{"split_max_size=0M", "must be positive"},
-             Case{"split_max_size=-5M", "whole number"},
+             Case{"split_max_size=0", "split_max_size=0: expected a size of at least 1 byte"},
+             Case{"split_max_size=abc", "expected a size"},
+             Case{"split_max_size=5X", "expected a size"},
+             Case{"split_max_size=5Q", "5000000 (bytes), 500K, 2G (K, M, G, T: powers of 1000)"},
+             Case{"split_max_size=1.5G", "llama-gguf-split would read the whole number alone"},
+             Case{"split_max_size=0M", "at least 1 byte"},
+             Case{"split_max_size=-5M", "expected a size"},
              Case{"split_max_size", "no size given"},
              Case{"split_max_size=5M,split_max_tensors=3", "not both"},
              Case{"split_max_tensors=0", "at least one tensor"},
@@ -412,6 +415,33 @@ BOOST_AUTO_TEST_CASE(a_failure_or_an_existing_shard_leaves_nothing_behind) {
     check_split_set(sample(), out.path(), shard_names("m", 3), {8, 8, 5});
 }
 
+// Re-splitting in place into another number of shards would leave the old set's files beside
+// the new set under the same prefix: refused, naming one, with or without --force, and nothing
+// is written. The same count replaces the set (with --force), as before.
+BOOST_AUTO_TEST_CASE(a_set_with_another_count_under_the_prefix_is_refused) {
+    cktest::TempDir out;
+    const std::string prefix = (out / "m").string();
+    auto r = cktest::run_ckhost({"split", "--split-max-tensors", "8", sample(), prefix});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    const std::vector<std::string> old_set = shard_names("m", 3);
+    for (const char* force : {"", "--force"}) {
+        std::vector<std::string> args = {"split", "--split-max-tensors", "16",
+                                         (out / old_set[0]).string(), prefix};
+        if (*force) args.push_back(force);
+        r = cktest::run_ckhost(args);
+        BOOST_TEST(r.exit_code == 1, r.err);
+        BOOST_TEST(contains(r.err,
+                            "m-00001-of-00003.gguf: a shard of another split set with this "
+                            "prefix (3 such files here); a new set of 2"),
+                   r.err);
+        BOOST_TEST(file_names(out.path()) == old_set);
+    }
+    r = cktest::run_ckhost(
+        {"split", "--split-max-tensors", "8", (out / old_set[0]).string(), prefix, "--force"});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    check_split_set(sample(), out.path(), old_set, {8, 8, 5});
+}
+
 BOOST_AUTO_TEST_CASE(batch_knows_every_shard) {
     // The second job writes a plain file named like the first job's second shard.
     cktest::TempDir dir;
@@ -440,8 +470,18 @@ BOOST_AUTO_TEST_CASE(sizes_read_as_llama_gguf_split_reads_them) {
     BOOST_TEST(parse_split_size("2G") == 2'000'000'000u);
     BOOST_TEST(parse_split_size("1M") == 1'000'000u);
     BOOST_TEST(parse_split_size("4096G") == 4'096'000'000'000u);
-    for (const char* bad : {"", "0M", "M", "5", "5X", "5K", "5g", "1.5G", " 5M", "+5M", "5 M",
-                            "99999999999999999999M"})
+    // The SDK's one reading of sizes (decision 0044), bare letters as llama-gguf-split reads M
+    // and G: plain bytes, K, a lower-case letter, and units that say their base.
+    BOOST_TEST(parse_split_size("5") == 5u);
+    BOOST_TEST(parse_split_size("5000000") == 5'000'000u);
+    BOOST_TEST(parse_split_size("5K") == 5'000u);
+    BOOST_TEST(parse_split_size("5g") == 5'000'000'000u);
+    BOOST_TEST(parse_split_size("2GB") == 2'000'000'000u);
+    BOOST_TEST(parse_split_size("2GiB") == 2'147'483'648u);
+    BOOST_TEST(parse_split_size("1.5GB") == 1'500'000'000u);
+    // A fraction before a bare letter: llama-gguf-split would read 1.5G as 1G.
+    for (const char* bad :
+         {"", "0M", "M", "5X", "1.5G", " 5M", "+5M", "5 M", "99999999999999999999M"})
         BOOST_CHECK_EXCEPTION(parse_split_size(bad), ck::Error,
                               [](const ck::Error& e) { return e.kind() == ck::ErrorKind::usage; });
 }

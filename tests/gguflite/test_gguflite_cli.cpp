@@ -151,9 +151,13 @@ BOOST_AUTO_TEST_CASE(inspect_and_verify_pick_the_gguflite_reader) {
     BOOST_TEST(contains(cktest::squeezed(text.out), "  arr[str]  1,024 items [\"<unk>\", \"<s>\""),
                text.out);
     // GGUF-lite states shapes outermost first, and inspect shows them so.
-    BOOST_TEST(
-        contains(cktest::squeezed(text.out), "  token_embd.weight  f32  [1024, 256]  262,144  "),
-        text.out);
+    // Each tensor under its stored dtype and bytes (the spec: rows x cols/64 f16 scales, then
+    // rows x cols/2 bytes), with what it is read as.
+    const std::uint64_t q4_bytes = 1024 * 256 / 64 * 2 + 1024 * 256 / 2;
+    BOOST_TEST(contains(cktest::squeezed(text.out),
+                        "  token_embd.weight  Q4_per_group_64  [1024, 256]  262,144  " +
+                            std::to_string(q4_bytes) + "  15649  f32, 1048576 bytes\n"),
+               text.out);
 
     auto json = cktest::run_ckhost({"inspect", file, "--json"});
     auto doc = nlohmann::json::parse(json.out);
@@ -272,6 +276,132 @@ BOOST_AUTO_TEST_CASE(types_without_a_dequantizer_are_refused) {
     BOOST_TEST(contains(r.err, "tensor 'q'"), r.err);
     BOOST_TEST(contains(r.err, "no dequantizer"), r.err);
     BOOST_TEST(dir.entries().empty());
+}
+
+namespace {
+
+nlohmann::json inspect_json(const fs::path& file, bool tensors = false) {
+    std::vector<std::string> args = {"inspect", file.string(), "--json"};
+    if (tensors) args.push_back("--tensors");
+    const auto r = cktest::run_ckhost(args);
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    return nlohmann::json::parse(r.out);
+}
+
+// A GGUF-lite file of another writer: one Q4 tensor (read as F32) whose general.file_type
+// still says MOSTLY_F16, as ckhost's own writer kept it before issue 28.
+fs::path file_with_a_false_file_type(const cktest::TempDir& dir) {
+    gltest::FileBuilder b;
+    b.metadata = "general.architecture=str:\"llama\"\ngeneral.file_type=u32:1\n";
+    b.data = {0x00, 0x3c};                      // the group's f16 scale, 1.0
+    b.data.resize(2 + 32, 0x21);                // 64 values of 1, two a byte
+    b.tensors.push_back({"w", {1, 64}, 3, 0});  // dtype 3: Q4_per_group_64
+    cktest::write_file(dir / "false.gguflite", b.bytes());
+    return dir / "false.gguflite";
+}
+
+}  // namespace
+
+// Issue 28: general.file_type names the types the file's tensors are read as, both ways.
+BOOST_AUTO_TEST_CASE(general_file_type_stays_true_both_ways) {
+    cktest::TempDir dir;
+    // llama.h: LLAMA_FTYPE_ALL_F32 = 0, LLAMA_FTYPE_MOSTLY_F16 = 1. The sample is Q4_K_M (15).
+    for (const auto& [scheme, file_type] :
+         {std::pair("q4", 0), std::pair("q8", 0), std::pair("f32", 0), std::pair("f16", 1)}) {
+        const fs::path lite = dir / (std::string(scheme) + ".gguflite");
+        auto r = gltest::convert(std::string("gguf:gguflite[scheme=") + scheme + "]",
+                                 gltest::sample(), lite);
+        BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+        BOOST_TEST(contains(r.err, "gguflite: general.file_type 15 (MOSTLY_Q4_K_M) -> " +
+                                       std::to_string(file_type)),
+                   r.err);
+        nlohmann::json ft = inspect_json(lite)["file_type"];
+        BOOST_TEST(ft["stored"].get<int>() == file_type, scheme);
+        BOOST_TEST(ft["agrees"].get<bool>(), scheme << ": " << ft.dump());
+        BOOST_TEST(cktest::run_ckhost({"verify", lite.string()}).exit_code == 0, scheme);
+
+        const fs::path back = dir / (std::string(scheme) + ".gguf");
+        r = gltest::convert("gguflite:gguf", lite, back);
+        BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+        ft = inspect_json(back)["file_type"];
+        BOOST_TEST(ft["stored"].get<int>() == file_type, scheme);
+        BOOST_TEST(ft["agrees"].get<bool>(), scheme << ": " << ft.dump());
+        BOOST_TEST(cktest::run_ckhost({"verify", back.string()}).exit_code == 0, scheme);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(verify_fails_a_false_file_type_and_a_conversion_corrects_it) {
+    cktest::TempDir dir;
+    const fs::path lite = file_with_a_false_file_type(dir);
+    auto r = cktest::run_ckhost({"verify", lite.string()});
+    BOOST_TEST(r.exit_code == 1, r.err);
+    BOOST_TEST(contains(r.err,
+                        "key 'general.file_type': stored 1 (MOSTLY_F16) but the tensors "
+                        "are mostly f32 (llama.cpp's name for them: 0 (ALL_F32))"),
+               r.err);
+    BOOST_TEST(r.out.empty(), r.out);
+    r = cktest::run_ckhost({"verify", lite.string(), "--json"});
+    BOOST_TEST(r.exit_code == 1, r.err);
+    const auto error = nlohmann::json::parse(r.out)["error"];
+    BOOST_TEST(error["subject"].get<std::string>() == "key 'general.file_type'");
+    BOOST_TEST(error["kind"].get<std::string>() == "input");
+    // inspect shows the file as it is and says what is wrong; verify wrote nothing.
+    BOOST_TEST(inspect_json(lite)["file_type"]["agrees"].get<bool>() == false);
+    BOOST_TEST(dir.entries() == std::vector<std::string>{"false.gguflite"});
+
+    // Converting it names the types handed out.
+    r = gltest::convert("gguflite:gguf", lite, dir / "back.gguf");
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    BOOST_TEST(contains(r.err,
+                        "reader 'gguflite': general.file_type 1 (MOSTLY_F16) -> 0 "
+                        "(ALL_F32): the file stores Q4_per_group_64 and is read as "
+                        "mostly f32"),
+               r.err);
+    BOOST_TEST(inspect_json(dir / "back.gguf")["file_type"]["stored"].get<int>() == 0);
+    BOOST_TEST(cktest::run_ckhost({"verify", (dir / "back.gguf").string()}).exit_code == 0);
+}
+
+// Issue 28: inspect shows each tensor's stored dtype and bytes, not the F32 it is read as.
+BOOST_AUTO_TEST_CASE(inspect_shows_the_stored_dtypes_and_bytes) {
+    cktest::TempDir dir;
+    const fs::path lite = dir / "m.gguflite";
+    auto r = gltest::convert("gguf:gguflite[schemes=" + mixed_schemes(dir).string() + "]",
+                             gltest::sample(), lite);
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    const nlohmann::json doc = inspect_json(lite, true);
+    ck::RecordingContext context;
+    ckplugin::gguflite::GgufLiteReader reader(context);
+    reader.open(lite);
+    std::uint64_t stored_total = 0;
+    for (std::size_t i = 0; i < reader.stored().size(); ++i) {
+        const auto& t = reader.stored()[i];
+        const nlohmann::json& shown = doc["tensors"][i];
+        // The spec's sizes: Q8 rows f16 scales + rows x cols; Q4 as above; F16/F32 2 or 4 bytes.
+        const std::uint64_t rows = t.dims.size() == 2 ? t.dims[0] : 1;
+        const std::uint64_t values = t.dims.size() == 2 ? rows * t.dims[1] : t.dims[0];
+        const std::uint64_t bytes = t.dtype == Dtype::q8    ? rows * 2 + values
+                                    : t.dtype == Dtype::q4  ? values / 64 * 2 + values / 2
+                                    : t.dtype == Dtype::f16 ? values * 2
+                                                            : values * 4;
+        stored_total += bytes;
+        BOOST_TEST(shown["bytes"].get<std::uint64_t>() == values * (t.dtype == Dtype::f16 ? 2 : 4));
+        if (!is_quantized(t.dtype)) {
+            BOOST_TEST(!shown.contains("stored_type"), t.name);
+            continue;
+        }
+        BOOST_TEST(shown["stored_type"].get<std::string>() ==
+                       (t.dtype == Dtype::q8 ? "Q8_per_channel" : "Q4_per_group_64"),
+                   t.name);
+        BOOST_TEST(shown["stored_bytes"].get<std::uint64_t>() == bytes, t.name);
+    }
+    BOOST_TEST(doc["stored_tensor_bytes"].get<std::uint64_t>() == stored_total);
+    // The text: bytes per stored dtype, and the whole as stored and as read.
+    r = cktest::run_ckhost({"inspect", lite.string()});
+    BOOST_TEST(contains(r.out, "tensors: 21, 2,098,432 parameters (2.10 M), "), r.out);
+    BOOST_TEST(contains(r.out, " MiB stored, 7.3 MiB as read\n"), r.out);  // F16 read as F16
+    BOOST_TEST(contains(cktest::squeezed(r.out), "\n  Q8_per_channel  "), r.out);
+    BOOST_TEST(contains(cktest::squeezed(r.out), "\n  Q4_per_group_64  "), r.out);
+    BOOST_TEST(!contains(r.out, "8.0 MiB\n"), r.out);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -155,6 +155,34 @@ ck::Metadata converted_metadata(const fs::path& folder, const cktest::TempDir& o
     return reader.open(out / "m.gguf").metadata;
 }
 
+// hf:gguf of `folder` into `out`: the run (for its warnings) and the output's metadata.
+std::pair<cktest::RunResult, ck::Metadata> converted(const fs::path& folder,
+                                                     const cktest::TempDir& out) {
+    auto r = convert("hf:gguf", folder, out / "m.gguf");
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    ck::RecordingContext context;
+    ckplugin::gguf::GgufReader reader(context);
+    return {std::move(r), reader.open(out / "m.gguf").metadata};
+}
+
+// A string key of the output's metadata; the test stops when it is absent.
+std::string string_key(const ck::Metadata& md, const std::string& key) {
+    const ck::Value* value = md.find(key);
+    BOOST_TEST_REQUIRE(value != nullptr, key << " is absent");
+    return value->str();
+}
+
+void write_bytes(const fs::path& path, const std::string& bytes) {
+    std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// A chat template with what a real one has: Jinja tags, line ends, non-ASCII text, a final
+// newline.
+const std::string jinja_text =
+    "{% for message in messages %}<|{{ message['role'] }}|>\n{{ message['content'] }}"
+    "</s>\n{% endfor %}{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+    "{# r\xc3\xa9ponse \xe2\x80\x94 \xe5\x9b\x9e\xe7\xad\x94 #}\n";
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(hf)
@@ -448,6 +476,111 @@ BOOST_AUTO_TEST_CASE(folder_without_weights_is_refused, *utf::precondition(HfDat
     const fs::path folder = make_checkpoint(dir, 1);
     fs::remove(folder / "model.safetensors");
     expect_refused(folder, {"no model.safetensors or model.safetensors.index.json"});
+}
+
+// chat_template.jinja (where transformers saves the template now) becomes
+// tokenizer.chat_template, its text exactly as the file has it.
+BOOST_AUTO_TEST_CASE(chat_template_jinja_is_read, *utf::precondition(HfDataPresent())) {
+    cktest::TempDir dir, out;
+    const fs::path folder = make_checkpoint(dir, 1);
+    write_bytes(folder / "chat_template.jinja", jinja_text);
+    const auto [run, md] = converted(folder, out);
+    const std::vector<unsigned char> file = cktest::read_file(folder / "chat_template.jinja");
+    BOOST_TEST(string_key(md, "tokenizer.chat_template") == std::string(file.begin(), file.end()));
+    BOOST_TEST(!contains(run.err, "chat_template"), run.err);
+}
+
+// Read as the converter's Python reads text: "\r\n" and a lone "\r" become "\n".
+BOOST_AUTO_TEST_CASE(chat_template_jinja_line_ends_as_python_reads_them,
+                     *utf::precondition(HfDataPresent())) {
+    cktest::TempDir dir, out;
+    const fs::path folder = make_checkpoint(dir, 1);
+    write_bytes(folder / "chat_template.jinja", "{{ a }}\r\n{{ b }}\r{{ c }}\n\r\n");
+    const auto [run, md] = converted(folder, out);
+    BOOST_TEST(string_key(md, "tokenizer.chat_template") == "{{ a }}\n{{ b }}\n{{ c }}\n\n");
+}
+
+// Both present: tokenizer_config.json's chat_template wins (gguf-py's SpecialVocab), and the
+// unused file is named in a warning.
+BOOST_AUTO_TEST_CASE(tokenizer_config_template_wins_over_the_jinja_file,
+                     *utf::precondition(HfDataPresent())) {
+    cktest::TempDir dir, out;
+    const fs::path folder = make_checkpoint(dir, 1);
+    json config = json::parse(std::ifstream(folder / "tokenizer_config.json"));
+    config["chat_template"] = "{{ from_the_config }}";
+    std::ofstream(folder / "tokenizer_config.json") << config.dump(2);
+    write_bytes(folder / "chat_template.jinja", jinja_text);
+    const auto [run, md] = converted(folder, out);
+    BOOST_TEST(string_key(md, "tokenizer.chat_template") == "{{ from_the_config }}");
+    BOOST_TEST(contains(run.err, "chat_template.jinja"), run.err);
+    BOOST_TEST(contains(run.err, "tokenizer_config.json has its own chat_template"), run.err);
+
+    // The same text in both: nothing is lost, nothing to say.
+    cktest::TempDir out2;
+    write_bytes(folder / "chat_template.jinja", "{{ from_the_config }}");
+    const auto [same, md2] = converted(folder, out2);
+    BOOST_TEST(!contains(same.err, "chat_template"), same.err);
+}
+
+// Without tokenizer_config.json the converter reads no template: neither do we, but the file
+// is named in a warning instead of being dropped silently.
+BOOST_AUTO_TEST_CASE(jinja_without_tokenizer_config_is_named, *utf::precondition(HfDataPresent())) {
+    cktest::TempDir dir, out;
+    const fs::path folder = make_checkpoint(dir, 1);
+    fs::remove(folder / "tokenizer_config.json");
+    write_bytes(folder / "chat_template.jinja", jinja_text);
+    const auto [run, md] = converted(folder, out);
+    BOOST_TEST(!md.contains("tokenizer.chat_template"));
+    BOOST_TEST(contains(run.err, "warning"), run.err);
+    BOOST_TEST(contains(run.err, (folder / "chat_template.jinja").string()), run.err);
+    BOOST_TEST(contains(run.err, "not used"), run.err);
+}
+
+// A template file that is not UTF-8 text is refused (the converter fails on it too).
+BOOST_AUTO_TEST_CASE(jinja_that_is_not_utf8_is_refused, *utf::precondition(HfDataPresent())) {
+    cktest::TempDir dir;
+    const fs::path folder = make_checkpoint(dir, 1);
+    write_bytes(folder / "chat_template.jinja", "{{ messages }}\xff\xfe");
+    expect_refused(folder, {"chat_template.jinja", "not valid UTF-8"});
+}
+
+// additional_chat_templates/*.jinja are named templates beside the default one, written as
+// gguf-py's add_chat_template writes a list of them.
+BOOST_AUTO_TEST_CASE(additional_chat_templates_are_named_templates,
+                     *utf::precondition(HfDataPresent())) {
+    cktest::TempDir dir, out;
+    const fs::path folder = make_checkpoint(dir, 1);
+    write_bytes(folder / "chat_template.jinja", jinja_text);
+    fs::create_directory(folder / "additional_chat_templates");
+    write_bytes(folder / "additional_chat_templates" / "tool-use.jinja", "{{ tools }}");
+    write_bytes(folder / "additional_chat_templates" / "rag.jinja", "{{ documents }}");
+    const auto [run, md] = converted(folder, out);
+    BOOST_TEST(string_key(md, "tokenizer.chat_template") == jinja_text);
+    BOOST_TEST(string_key(md, "tokenizer.chat_template.rag") == "{{ documents }}");
+    BOOST_TEST(string_key(md, "tokenizer.chat_template.tool_use") == "{{ tools }}");
+    BOOST_TEST_REQUIRE(md.contains("tokenizer.chat_templates"));
+    const ck::ArrayValue& names = md.find("tokenizer.chat_templates")->array();
+    BOOST_TEST_REQUIRE(names.size() == 2u);
+    BOOST_TEST(names.string_at(0) == "rag");
+    BOOST_TEST(names.string_at(1) == "tool_use");
+}
+
+// A list of named templates in tokenizer_config.json (it was dropped without a word before);
+// an entry that cannot be used is named in a warning.
+BOOST_AUTO_TEST_CASE(named_templates_in_tokenizer_config, *utf::precondition(HfDataPresent())) {
+    cktest::TempDir dir, out;
+    const fs::path folder = make_checkpoint(dir, 1);
+    json config = json::parse(std::ifstream(folder / "tokenizer_config.json"));
+    config["chat_template"] = json::array({{{"name", "default"}, {"template", "{{ a }}"}},
+                                           {{"name", "tool_use"}, {"template", "{{ b }}"}},
+                                           {{"name", "broken"}, {"template", 7}}});
+    std::ofstream(folder / "tokenizer_config.json") << config.dump(2);
+    const auto [run, md] = converted(folder, out);
+    BOOST_TEST(string_key(md, "tokenizer.chat_template") == "{{ a }}");
+    BOOST_TEST(string_key(md, "tokenizer.chat_template.tool_use") == "{{ b }}");
+    BOOST_TEST(!md.contains("tokenizer.chat_template.broken"));
+    BOOST_TEST(contains(run.err, "tokenizer_config.json"), run.err);
+    BOOST_TEST(contains(run.err, "\"broken\""), run.err);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

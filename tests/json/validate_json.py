@@ -116,6 +116,12 @@ with tempfile.TemporaryDirectory(prefix="ckhost-json-") as tmp:
     run("inspect", ["inspect", sample, "--json", "--kv", "general.nam"], 1, t)
     run("inspect", ["inspect", "--json"], 2, t)
     run("inspect", ["inspect", sample, "--json", "--tensor"], 0, t)  # an abbreviation Boost accepts
+    # GGUF-lite: tensors stored as Q4, read as F32 (stored_type, stored_bytes).
+    subprocess.run([ckhost, "-q", "--pipeline", "gguf:gguflite", "-i", sample, "-o", str(t / "m.gguflite")],
+                   check=True)
+    lite = run("inspect", ["inspect", "m.gguflite", "--json", "--tensors"], 0, t)
+    if lite and not any("stored_type" in x for x in lite["tensors"]):
+        fail("inspect m.gguflite: no tensor has a stored_type")
 
     # verify: a file with a NaN (exit 1, "ok": false with "problems"), sound files, several, and an
     # unsound one.
@@ -138,6 +144,11 @@ with tempfile.TemporaryDirectory(prefix="ckhost-json-") as tmp:
     # plugins: the list, and a plugin directory that is not there.
     plugins = run("plugins", ["plugins", "--json"], 0, t)
     run("plugins", ["--json", "--plugin-dir", "no-such-dir", "plugins"], 2, t)
+    run("plugins", ["plugins", "quantize", "--json"], 2, t)
+
+    # help: the commands as a document.
+    run("help", ["help", "--json"], 0, t)
+    run("help", ["--json", "help"], 0, t)
 
     # batch: jobs that succeed and fail (their reports are convert documents), a missing file.
     run("batch", ["batch", "ok-jobs.txt", "--json", "-q"], 0, t)
@@ -179,6 +190,17 @@ with tempfile.TemporaryDirectory(prefix="ckhost-json-") as tmp:
             d["tensors"][0]["shape"] = "[256, 1024]"
         for change in (prose_fact, shape_as_text):
             refused("inspect.schema.json", one, change)
+    if lite:
+        def stored_bytes_without_type(d):
+            """stored_bytes without stored_type"""
+            x = next(x for x in d["tensors"] if "stored_type" in x)
+            del x["stored_type"]
+        def stored_bytes_as_text(d):
+            """stored_bytes as a string"""
+            x = next(x for x in d["tensors"] if "stored_type" in x)
+            x["stored_bytes"] = str(x["stored_bytes"])
+        for change in (stored_bytes_without_type, stored_bytes_as_text):
+            refused("inspect.schema.json", lite, change)
     if plugins:
         def kinds_as_text(d):
             """kinds as a comma-separated string"""

@@ -27,7 +27,8 @@ inline const char* kernel_variant() {
 
 }  // namespace never_called
 
-// The descriptor's fields after the summary: no options, and the five entry points above.
+// The descriptor's fields after the summary: no options, the five entry points above, and no
+// examples.
 #define NEVER_CALLED_OPTIONS_AND_ENTRY_POINTS                                                     \
     nullptr, 0, never_called::probe, never_called::create_reader, never_called::create_transform, \
-        never_called::create_writer, never_called::kernel_variant
+        never_called::create_writer, never_called::kernel_variant, nullptr

@@ -450,13 +450,13 @@ BOOST_AUTO_TEST_CASE(set_without_a_type_takes_the_keys_known_type) {
     const Gguf in(sample());
     const std::string arch = in.at("general.architecture").str();
     const fs::path named = edited(dir, "gguf:meta[set=general.name=Llama: the sequel]:gguf");
-    BOOST_TEST(Gguf(named).at("general.name").type() == ck::ValueType::string);
+    BOOST_TEST((Gguf(named).at("general.name").type() == ck::ValueType::string));
     BOOST_TEST(Gguf(named).at("general.name").str() == "Llama: the sequel");
 
     cktest::TempDir dir2;
     const std::string context_key = arch + ".context_length";
     const fs::path context = edited(dir2, "gguf:meta[set=" + context_key + "=4096]:gguf");
-    BOOST_TEST(Gguf(context).at(context_key).type() == ck::ValueType::u32);
+    BOOST_TEST((Gguf(context).at(context_key).type() == ck::ValueType::u32));
     BOOST_TEST(Gguf(context).at(context_key).raw() == 4096u);
 
     // A key the table does not know, present in the input: its own type is kept.
@@ -464,7 +464,7 @@ BOOST_AUTO_TEST_CASE(set_without_a_type_takes_the_keys_known_type) {
     const ck::ValueType dims_type = in.at(dims_key).type();
     cktest::TempDir dir3;
     const fs::path dims = edited(dir3, "gguf:meta[set=" + dims_key + "=32]:gguf");
-    BOOST_TEST(Gguf(dims).at(dims_key).type() == dims_type);
+    BOOST_TEST((Gguf(dims).at(dims_key).type() == dims_type));
     BOOST_TEST(Gguf(dims).at(dims_key).raw() == 32u);
 
     // The known type still refuses what is not of it, and an unknown key needs a type.

@@ -44,10 +44,10 @@ struct Row {
 
 // THE PINNED NUMBERS: one row per number; edit the last argument.
 const Row pinned[] = {
-    {"CK_PLUGIN_ABI_VERSION (the version these numbers describe)", CK_PLUGIN_ABI_VERSION, 4},
+    {"CK_PLUGIN_ABI_VERSION (the version these numbers describe)", CK_PLUGIN_ABI_VERSION, 5},
 
     // The C structs of ck/plugin.hpp.
-    CK_SIZE(ck_plugin_descriptor, 120),
+    CK_SIZE(ck_plugin_descriptor, 128),
     CK_ALIGN(ck_plugin_descriptor, 8),
     CK_OFFSET(ck_plugin_descriptor, abi_version, 0),
     CK_OFFSET(ck_plugin_descriptor, struct_size, 4),
@@ -64,6 +64,7 @@ const Row pinned[] = {
     CK_OFFSET(ck_plugin_descriptor, create_transform, 96),
     CK_OFFSET(ck_plugin_descriptor, create_writer, 104),
     CK_OFFSET(ck_plugin_descriptor, kernel_variant, 112),
+    CK_OFFSET(ck_plugin_descriptor, examples, 120),
 
     CK_SIZE(ck_plugin_toolchain, 16),
     CK_ALIGN(ck_plugin_toolchain, 4),
@@ -83,13 +84,15 @@ const Row pinned[] = {
     // Standard-layout C++ structs with public fields: size, alignment and every field. (Should
     // one stop being standard-layout, offsetof is no longer allowed: keep size and alignment.)
     CK_STANDARD_LAYOUT(ck::TensorInfo, 1),
-    CK_SIZE(ck::TensorInfo, 80),
+    CK_SIZE(ck::TensorInfo, 120),
     CK_ALIGN(ck::TensorInfo, 8),
     CK_OFFSET(ck::TensorInfo, name, 0),
     CK_OFFSET(ck::TensorInfo, type, 32),
     CK_OFFSET(ck::TensorInfo, ne, 40),
     CK_OFFSET(ck::TensorInfo, nbytes, 64),
     CK_OFFSET(ck::TensorInfo, source_offset, 72),
+    CK_OFFSET(ck::TensorInfo, stored_type, 80),
+    CK_OFFSET(ck::TensorInfo, stored_bytes, 112),
 
     CK_STANDARD_LAYOUT(ck::ModelHeader, 1),
     CK_SIZE(ck::ModelHeader, 192),
@@ -189,6 +192,11 @@ BOOST_AUTO_TEST_CASE(describe_plugin_fills_the_head_and_derives_the_stage_kinds)
     BOOST_TEST(!d.create_reader);
     BOOST_TEST(!d.create_transform);
     BOOST_TEST(!d.kernel_variant);
+    BOOST_TEST(!d.examples);
+    const ck_plugin_descriptor shown = ck::describe_plugin(
+        {"described", "1.2.3", "a test descriptor", "gguf:described in.gguf out"},
+        described_options, {.create_writer = ck::writer_factory<DescribedWriter>});
+    BOOST_TEST(std::string(shown.examples) == "gguf:described in.gguf out");
 
     ck::RecordingContext context;
     std::unique_ptr<ck::Writer> writer(d.create_writer(ck::Options(), context));

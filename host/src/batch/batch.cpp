@@ -54,6 +54,20 @@ std::string read_jobs_text(const std::string& jobs_file) {
     return text.str();
 }
 
+// For a job whose input is not where its jobs file leads but is where the current directory
+// leads (how relative paths in a jobs file were read before decision 0046): what changed and
+// what to write instead. Empty otherwise.
+std::string moved_input_hint(const BatchJob& job) {
+    const fs::path resolved = job.resolved(job.input);
+    std::error_code ec;
+    if (resolved == job.input || fs::exists(resolved, ec) || !fs::exists(job.input, ec)) return "";
+    const fs::path from_there = fs::absolute(job.input).lexically_normal().lexically_relative(
+        fs::absolute(job.base).lexically_normal());
+    return " (relative paths in a jobs file are relative to its folder, " + job.base.string() +
+           "/: the file " + job.input.string() + " of the current directory is " +
+           from_there.string() + " from there)";
+}
+
 // Plans jobs in this process (headers only: a millisecond or so each) to learn the files each
 // one will write before it runs. Jobs are planned in order, under a lock, as the workers reach
 // them, so planning overlaps with the jobs already running. Planning failures (an unknown
@@ -69,19 +83,31 @@ class Planner {
         for (; planned_ <= index && planned_ < jobs_.size(); ++planned_) plan(jobs_[planned_]);
     }
 
+    // The directories missing when a job that writes into them was planned: the ones this run
+    // may create. Read once every job has ended.
+    const std::vector<fs::path>& new_directories() const { return new_directories_; }
+
   private:
     void plan(JobState& s) {
+        const Conversion files = s.job.files();
         try {
             Pipeline pipeline(registry_, s.job.pipeline);
-            pipeline.plan(s.job.input, s.job.output);
+            pipeline.plan(files.input, files.output);
             s.outputs = pipeline.outputs();
-            if (!force_) s.freshness = check_recipe(pipeline.recipe(s.job.input), s.outputs);
+            if (!force_) s.freshness = check_recipe(pipeline.recipe(files.input), s.outputs);
         } catch (const ck::Error& e) {
             s.status = Status::failed;
             s.exit_code = exit_code_for(e.kind());
-            s.message = e.what();
+            s.message = e.what() + moved_input_hint(s.job);
             return;
         }
+        // Before the job runs: a directory made by an earlier job of this run still counts,
+        // since that job was planned (and noted it) before it ran.
+        for (const auto& p : s.outputs)
+            for (const fs::path& dir : ck::missing_directories(p.parent_path()))
+                if (std::find(new_directories_.begin(), new_directories_.end(), dir) ==
+                    new_directories_.end())
+                    new_directories_.push_back(dir);
         // Two jobs writing one file would race for it, and the second would then look up to
         // date: refuse the later one.
         for (const auto& p : s.outputs) {
@@ -105,6 +131,7 @@ class Planner {
     std::mutex mutex_;
     std::size_t planned_ = 0;
     std::map<fs::path, const JobState*> claimed_;  // output file -> the job that writes it
+    std::vector<fs::path> new_directories_;
 };
 
 // What the shard split needs of a job: the files it writes, by absolute path (its planned
@@ -117,15 +144,16 @@ ShardItem shard_item(PluginRegistry& registry, const BatchJob& job) {
         if (!normal.has_filename()) normal = normal.parent_path();  // out/ and out are one
         return normal.string();
     };
+    const Conversion files = job.files();
     try {
         Pipeline pipeline(registry, job.pipeline);
-        pipeline.plan(job.input, job.output);
+        pipeline.plan(files.input, files.output);
         for (const auto& p : pipeline.outputs()) item.keys.push_back(key(p));
     } catch (const ck::Error&) {
     }
-    if (item.keys.empty()) item.keys.push_back(key(job.output));
+    if (item.keys.empty()) item.keys.push_back(key(files.output));
     std::error_code ec;
-    const auto size = fs::file_size(job.input, ec);
+    const auto size = fs::file_size(files.input, ec);
     item.weight = ec ? 0 : size;
     return item;
 }
@@ -188,6 +216,10 @@ void run_jobs(PluginRegistry& registry, const BatchSettings& settings, std::vect
     }
     for (auto& s : jobs)
         if (s.status == Status::pending) s.status = Status::not_run;
+    // Every job has ended. A job removes the directories it created when it fails, but not
+    // one that another job created and its own file still occupied then (two jobs writing
+    // into one new directory, both interrupted): what this run created and left empty goes now.
+    ck::remove_empty_directories(planner.new_directories());
 }
 
 }  // namespace

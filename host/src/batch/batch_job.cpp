@@ -51,11 +51,12 @@ std::string status_name(Status s) {
 }
 
 std::vector<std::string> job_command(const BatchSettings& settings, const BatchJob& job) {
+    const Conversion files = job.files();
     std::vector<std::string> args = {boost::dll::program_location().string(),
                                      "convert",
                                      "--pipeline=" + job.pipeline,
-                                     "--input=" + job.input.string(),
-                                     "--output=" + job.output.string(),
+                                     "--input=" + files.input.string(),
+                                     "--output=" + files.output.string(),
                                      "--json",
                                      "--quiet",
                                      "--update"};

@@ -43,7 +43,7 @@ std::vector<BatchJob> parse_text(std::string_view text, const std::string& sourc
             throw ck::usage_error(where + ": expected PIPELINE INPUT OUTPUT, found " +
                                   std::to_string(fields.size()) + " field" +
                                   (fields.size() == 1 ? "" : "s"));
-        jobs.push_back({{fields[0], fields[1], fields[2]}, where});
+        jobs.push_back({{fields[0], fields[1], fields[2]}, where, {}});
         refuse_standard_streams(jobs.back(), where);
     }
     return jobs;
@@ -76,7 +76,8 @@ std::vector<BatchJob> parse_json(std::string_view text, const std::string& sourc
             if (!item.contains(key)) throw ck::usage_error(where + ": missing '" + key + "'");
         jobs.push_back({{item["pipeline"].get<std::string>(), item["input"].get<std::string>(),
                          item["output"].get<std::string>()},
-                        where});
+                        where,
+                        {}});
         refuse_standard_streams(jobs.back(), where);
     }
     return jobs;
@@ -107,8 +108,34 @@ std::string job_line(const Conversion& job) {
 
 std::vector<BatchJob> parse_jobs(std::string_view text, const std::string& source) {
     const auto first = text.find_first_not_of(" \t\r\n");
-    return (first != std::string_view::npos && text[first] == '[') ? parse_json(text, source)
-                                                                   : parse_text(text, source);
+    std::vector<BatchJob> jobs = (first != std::string_view::npos && text[first] == '[')
+                                     ? parse_json(text, source)
+                                     : parse_text(text, source);
+    const fs::path base = source == "-" ? fs::path() : fs::path(source).parent_path();
+    for (BatchJob& job : jobs) job.base = base;
+    return jobs;
+}
+
+fs::path BatchJob::resolved(const fs::path& path) const {
+    return path.is_relative() && !base.empty() ? base / path : path;
+}
+
+Conversion BatchJob::files() const {
+    return {pipeline, resolved(input), resolved(output)};
+}
+
+Conversion job_seen_from(const BatchJob& job, const fs::path& folder) {
+    const fs::path from = fs::absolute(folder.empty() ? fs::path(".") : folder).lexically_normal();
+    const auto seen = [&](const fs::path& path) {
+        if (path.empty() || path.is_absolute()) return path;
+        const fs::path target = fs::absolute(job.resolved(path)).lexically_normal();
+        fs::path relative = target.lexically_relative(from);
+        if (relative.empty()) return target;
+        // "out/" names a directory to be: the trailing separator is part of what was asked.
+        if (path.native().ends_with('/') && !relative.native().ends_with('/')) relative += "/";
+        return relative;
+    };
+    return {job.pipeline, seen(job.input), seen(job.output)};
 }
 
 }  // namespace ckhost

@@ -205,9 +205,11 @@ void note_missing_shards(ShardMerge& m) {
 std::size_t write_jobs_to_do(const BatchReportSettings& settings, const ShardMerge& m) {
     std::string todo;
     std::size_t todo_count = 0;
+    // The list is read back relative to its own folder, which need not be the jobs file's.
+    const fs::path folder = fs::path(settings.resubmit).parent_path();
     for (std::size_t i = 0; i < m.jobs.size(); ++i)
         if (!done(m.merged[i].status)) {
-            todo += job_line(m.jobs[i]);
+            todo += job_line(job_seen_from(m.jobs[i], folder));
             ++todo_count;
         }
     if (!settings.resubmit.empty()) {

@@ -4,20 +4,24 @@
 #include <iostream>
 #include <system_error>
 
+#include "ck/byte_size.hpp"
 #include "ck/cpu.hpp"
 #include "ck/error.hpp"
 #include "ck/parallel.hpp"
 #include "ck/support/shell_quote.hpp"
 #include "cli/suggest.hpp"
-#include "pipeline/memory_budget.hpp"
 
 namespace fs = std::filesystem;
 
 namespace ckhost::cli {
 
+namespace {
+constexpr const char* global_options_caption = "global options (before or after the command)";
+}  // namespace
+
 // The global options: every command takes them, before or after the command name.
 po::options_description global_options(Common& c) {
-    po::options_description d("global options (before or after the command)");
+    po::options_description d(global_options_caption);
     d.add_options()("plugin-dir", po::value(&c.plugin_dirs)->composing(),
                     "search DIR for plugins first (repeatable)")(
         "isa", po::value(&c.isa),
@@ -25,19 +29,13 @@ po::options_description global_options(Common& c) {
         "threads", po::value(&c.threads),
         "worker threads (default: CKHOST_THREADS, else the CPUs this process may use)")(
         "max-memory", po::value(&c.max_memory),
-        "bytes of tensors computed ahead of the writer, e.g. 2G (default: CKHOST_MAX_MEMORY, "
-        "else a quarter of RAM)")(
+        "bytes of tensors computed ahead of the writer, e.g. 2G (K, M, G: powers of 1024; KB, "
+        "MB, GB: of 1000; default: CKHOST_MAX_MEMORY, else a quarter of RAM)")(
         "no-sync", po::bool_switch(&c.no_sync),
         "do not fsync outputs before renaming them into place (scratch work; default: "
         "CKHOST_NO_SYNC=1, else sync)")("quiet,q", po::bool_switch(&c.quiet),
-                                        "no progress, no warnings on stderr")(
+                                        "no progress, warnings or summary on stderr")(
         "json", po::bool_switch(&c.json), "machine-readable output on stdout");
-    return d;
-}
-
-po::options_description common_options(Common& c) {
-    po::options_description d = global_options(c);
-    d.add_options()("help,h", po::bool_switch(&c.help), "show this help");
     return d;
 }
 
@@ -106,21 +104,46 @@ Positionals positional_argument(const char* name, const po::value_semantic* valu
     return positionals;
 }
 
-// The positional-only options are parsed but left out of --help's option list: the usage line
-// names them.
+namespace {
+
+// The GlobalUse bit of a global option, by its long name.
+unsigned global_use_bit(const std::string& long_name) {
+    static const std::pair<const char*, unsigned> bits[] = {{"plugin-dir", uses_plugin_dir},
+                                                            {"isa", uses_isa},
+                                                            {"threads", uses_threads},
+                                                            {"max-memory", uses_max_memory},
+                                                            {"no-sync", uses_no_sync},
+                                                            {"quiet", uses_quiet},
+                                                            {"json", uses_json}};
+    for (const auto& [name, bit] : bits)
+        if (long_name == name) return bit;
+    return uses_every_global;
+}
+
+}  // namespace
+
+// The positional-only options, and the global options the command does not use, are parsed but
+// left out of --help's option list: the usage line names the former, the latter change nothing.
 bool list_or_parse(const std::vector<std::string>& args, po::options_description& options,
                    const Positionals& positionals, Common& c, std::string_view usage,
-                   std::vector<std::string>* options_out) {
-    options.add(common_options(c));
+                   std::vector<std::string>* options_out, unsigned uses) {
+    const po::options_description globals = global_options(c);
+    po::options_description shown(global_options_caption), unused;
+    for (const auto& option : globals.options())
+        ((uses & global_use_bit(option->long_name())) != 0 ? shown : unused).add(option);
+    shown.add_options()("help,h", po::bool_switch(&c.help), "show this help");
+    options.add(shown);
     if (options_out) {
         *options_out = option_names(options);
         return true;
     }
     po::options_description all;
-    all.add(options).add(positionals.arguments);
+    all.add(options).add(unused).add(positionals.arguments);
     parse(args, all, positionals.order);
     if (!c.help) return false;
     std::cout << usage << options;
+    if (!unused.options().empty())
+        std::cout << "\nThe other global options are accepted here and change nothing.\n";
     return true;
 }
 
@@ -176,9 +199,10 @@ std::uint64_t max_memory(const Common& c) {
     const char* env = std::getenv("CKHOST_MAX_MEMORY");
     const std::string text = !c.max_memory.empty() ? c.max_memory : env ? env : "";
     if (text.empty()) return 0;
-    if (auto bytes = ckhost::parse_byte_size(text)) return *bytes;
+    if (auto bytes = ck::parse_byte_size(text, ck::BareUnit::binary)) return *bytes;
     throw ck::usage_error((c.max_memory.empty() ? "CKHOST_MAX_MEMORY=" : "--max-memory ") + text +
-                          ": expected a size such as 512M, 2G or 1.5T (at least 1 byte)");
+                          ": expected a size of at least 1 byte, such as " +
+                          ck::byte_size_forms(ck::BareUnit::binary));
 }
 
 // Whether outputs are fsync'ed before their rename: not with --no-sync or CKHOST_NO_SYNC=1.

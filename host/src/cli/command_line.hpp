@@ -28,8 +28,6 @@ struct Common {
 
 // The global options: every command takes them, before or after the command name.
 po::options_description global_options(Common& c);
-// The global options and --help.
-po::options_description common_options(Common& c);
 // Every option of `options` as typed: --name, and -x for those with a short name.
 std::vector<std::string> option_names(const po::options_description& options);
 
@@ -44,15 +42,29 @@ struct Positionals {
 // number of times).
 Positionals positional_argument(const char* name, const po::value_semantic* value, int count);
 
+// The global options a command makes use of, as bits. Every command accepts all of them, before
+// or after its name (a shell alias or a script may put --no-sync in front of any command), but
+// its help and its completions list only those that change what it does.
+enum GlobalUse : unsigned {
+    uses_plugin_dir = 1u << 0,
+    uses_isa = 1u << 1,
+    uses_threads = 1u << 2,
+    uses_max_memory = 1u << 3,
+    uses_no_sync = 1u << 4,
+    uses_quiet = 1u << 5,
+    uses_json = 1u << 6,
+    uses_every_global = (1u << 7) - 1,
+};
+
 // What every command does first, so that all of them list, parse and explain their options alike:
-// `options` (the command's own) gets the global options and --help after them. With
-// `options_out`, only their names are listed (for completion); else `args` are parsed, and with
-// --help `usage` (which ends in a blank line) and the options are printed. Unknown options and
-// stray arguments are usage errors. True when the command has nothing more to do: it listed its
-// options or printed its help.
+// `options` (the command's own) gets the global options it `uses` and --help after them. With
+// `options_out`, only their names are listed (for completion); else `args` are parsed (every
+// global option is accepted), and with --help `usage` (which ends in a blank line) and the
+// options are printed. Unknown options and stray arguments are usage errors. True when the
+// command has nothing more to do: it listed its options or printed its help.
 bool list_or_parse(const std::vector<std::string>& args, po::options_description& options,
                    const Positionals& positionals, Common& c, std::string_view usage,
-                   std::vector<std::string>* options_out);
+                   std::vector<std::string>* options_out, unsigned uses = uses_every_global);
 
 // The command line split at the command: the global options in front of it, as typed, and
 // everything from the first other token on (the command name, or the convert options of the

@@ -26,17 +26,38 @@ std::vector<std::string> command_names() {
     return names;
 }
 
+// The common goals come first: a newcomer looks for what to type, then for the synopsis.
 std::string main_usage() {
     std::string text =
+        "ckhost converts model weight files between formats (GGUF, safetensors, Hugging Face\n"
+        "checkpoints, bump), one tensor at a time.\n"
+        "\n"
+        "common goals:\n"
+        "  quantize a GGUF as llama-quantize does:\n"
+        "    ckhost quantize model-f16.gguf model-q4_k_m.gguf Q4_K_M\n"
+        "  a Hugging Face checkpoint to GGUF, as convert_hf_to_gguf.py does:\n"
+        "    ckhost --pipeline hf:gguf -i checkpoint/ -o model.gguf\n"
+        "  a GGUF to bump weights for C-Kernel-Engine:\n"
+        "    ckhost --pipeline gguf:headpack:bump -i model.gguf -o out/\n"
+        "  split a GGUF into llama.cpp shards, and merge them again:\n"
+        "    ckhost split --split-max-size 2G model.gguf shards/model\n"
+        "    ckhost merge shards/model-00001-of-00003.gguf model.gguf\n"
+        "  look inside a file; check every value in it:\n"
+        "    ckhost inspect model.gguf         ckhost verify --data model.gguf\n"
+        "  edit metadata:\n"
+        "    ckhost --pipeline 'gguf:meta[set=general.name=str:My Model]:gguf' -i m.gguf -o "
+        "new.gguf\n"
+        "  what a stage does and takes (ckhost plugins lists them all):\n"
+        "    ckhost help quantize              ckhost help bump\n"
+        "\n"
         "usage: ckhost --pipeline READER[:TRANSFORM...]:WRITER -i INPUT -o OUTPUT [options]\n";
     for (const Command& command : command_table())
         text += "       ckhost " + std::string(command.synopsis) + "\n";
     text += "       ckhost help [COMMAND]     (or ckhost COMMAND --help: that command's options)\n";
+    text += "       ckhost help STAGE         (a stage's options, choices and examples)\n";
     return text +
            "\n"
-           "Converts model weight files between formats, one tensor at a time.\n"
-           "\n"
-           "examples:\n"
+           "more examples:\n"
            "  ckhost --pipeline gguf:gguf -i model.gguf -o copy.gguf\n"
            "  ckhost convert --pipeline gguf:gguf model.gguf out/ --dry-run\n"
            "  ckhost inspect model.gguf --tensors\n"

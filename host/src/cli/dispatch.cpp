@@ -21,6 +21,18 @@ namespace {
 // without a command name).
 std::string current_command = "convert";
 
+// `ckhost help --json`: the commands and their usage lines (docs/schema/help.schema.json).
+nlohmann::json help_document() {
+    nlohmann::json doc = json_document("help");
+    nlohmann::json commands = nlohmann::json::array();
+    for (const Command& command : command_table())
+        commands.push_back(
+            {{"name", std::string(command.name)}, {"synopsis", std::string(command.synopsis)}});
+    commands.push_back({{"name", "help"}, {"synopsis", "help [COMMAND|STAGE]"}});
+    doc["commands"] = commands;
+    return doc;
+}
+
 }  // namespace
 
 int dispatch(int argc, char** argv) {
@@ -39,19 +51,23 @@ int dispatch(int argc, char** argv) {
                             [&](const Command& row) { return row.name == name; });
     };
     if (first == "help" || first == "--help" || first == "-h") {
-        // `ckhost help convert`: that command's own help, as `ckhost convert --help`.
+        // `ckhost help convert`: that command's own help, as `ckhost convert --help`; `ckhost
+        // help bump`: the stage's options and examples (commands/help.cpp).
         if (first == "help" && split.rest.size() > 1 && split.rest[1] != "help" &&
             !split.rest[1].starts_with("-")) {
             const std::string& topic = split.rest[1];
-            const auto command = find(topic);
-            if (command == table.end())
-                throw ck::usage_error("help " + topic + ": unknown command" +
-                                      ckhost::did_you_mean(topic, command_names()) +
-                                      " (commands: " + ckhost::join(command_names()) + ")");
-            current_command = topic;
-            return command->run({"--help"}, nullptr);
+            current_command = find(topic) != table.end() ? topic : "help";
+            std::vector<std::string> args = split.globals;
+            args.insert(args.end(), split.rest.begin() + 2, split.rest.end());
+            return commands::help_topic(topic, args);
         }
-        std::cout << main_usage();
+        current_command = "help";
+        // The command `help` answers --json as every command does; the option --help is the
+        // text for people, whatever else is given (as `inspect --json --help`).
+        if (first == "help" && json_requested(argc, argv))
+            print_json(std::cout, help_document());
+        else
+            std::cout << main_usage();
         return ok;
     }
     if (first == "--version") {

@@ -13,8 +13,9 @@ namespace ckhost {
 
 namespace {
 
-// ck::ErrorKind's names, in its order (input, usage, plugin, interrupt).
-constexpr std::array<std::string_view, 4> kind_names = {"input", "usage", "plugin", "interrupt"};
+// ck::ErrorKind's names, in its order (input, usage, plugin, interrupt, output).
+constexpr std::array<std::string_view, 5> kind_names = {"input", "usage", "plugin", "interrupt",
+                                                        "output"};
 
 json or_null(const std::string& s) {
     return s.empty() ? json(nullptr) : json(s);

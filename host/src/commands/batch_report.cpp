@@ -36,7 +36,7 @@ int batch_report(const Args& args, OptionList* options_out) {
         "write the jobs still to do (failed, not run) to FILE, in the jobs-file format");
     if (list_or_parse(args, d,
                       positional_argument("report-dir", po::value(&settings.report_dir), 1), c,
-                      batch_report_usage, options_out))
+                      batch_report_usage, options_out, uses_json | uses_no_sync))
         return ok;
     if (settings.report_dir.empty())
         throw ck::usage_error("missing DIR (the shards' --report-dir)");

@@ -29,8 +29,9 @@ int completion(const Args& args, OptionList* options_out) {
     Common c;
     std::string shell;
     po::options_description d("completion options");
+    // The script names the stages of the plugins found.
     if (list_or_parse(args, d, positional_argument("shell", po::value(&shell), 1), c,
-                      completion_usage, options_out))
+                      completion_usage, options_out, uses_plugin_dir))
         return ok;
     if (shell != "bash" && shell != "zsh")
         throw ck::usage_error(shell.empty() ? "missing SHELL (bash or zsh)"

@@ -19,6 +19,7 @@
 #include "pipeline/conversion_error.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/recipe.hpp"
+#include "pipeline/run_summary.hpp"
 #include "registry/plugin_registry.hpp"
 
 namespace ckhost::commands {
@@ -118,9 +119,13 @@ void print_result(const ConvertResult& result, const PluginRegistry& registry, c
     if (!c.quiet && !c.json)
         for (const auto& n : result.notes) std::cerr << n << "\n";
     if (a.dry_run && !c.json) p.print_plan(std::cout);
-    if (result.report.value("up_to_date", false) && !c.quiet && !c.json)
+    const bool up_to_date = result.report.value("up_to_date", false);
+    if (up_to_date && !c.quiet && !c.json)
         std::cerr << "ckhost: up to date (" << recipe_path(p.outputs()).string()
                   << ": same pipeline, input, ckhost and plugins): nothing to do\n";
+    // What was written, for people: --json's report says the same to scripts.
+    if (!a.dry_run && !up_to_date && !c.quiet && !c.json)
+        for (const std::string& line : success_summary(result.report)) std::cerr << line << "\n";
     if (c.json) {
         nlohmann::json doc = json_document("convert");
         doc.update(result.report);

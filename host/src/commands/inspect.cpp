@@ -1,6 +1,7 @@
 // `ckhost inspect` and `ckhost verify`: one file, or several one after the other.
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string_view>
 
@@ -31,19 +32,21 @@ int inspect_files(const std::vector<std::string>& files, bool as_json, const cha
     for (std::size_t i = 0; i < files.size(); ++i) {
         std::ostringstream text;
         int code = ok;
+        std::optional<ck::Error> failure;
         try {
             code = run(files[i], text);
             if (as_json) docs.push_back(nlohmann::json::parse(text.str()));
         } catch (const ck::Error& e) {
             if (e.kind() == ck::ErrorKind::interrupt) throw;
-            const ck::Error shown = e.file().empty() ? e.with_file(files[i]) : e;
-            std::cerr << "ckhost: error: " << shown.what() << "\n";
-            if (as_json) docs.push_back(ckhost::error_document(command, shown));
+            failure = e.file().empty() ? e.with_file(files[i]) : e;
+            if (as_json) docs.push_back(ckhost::error_document(command, *failure));
             code = ckhost::exit_code_for(e.kind());
         }
-        // inspect's reports are separated by a blank line; verify's are one line each.
+        // inspect's reports are separated by a blank line; verify's are one line each. What a
+        // damaged file let inspect read comes before its error, as for one file.
         const bool blank = i > 0 && !text.str().empty() && std::string_view(command) == "inspect";
-        if (!as_json) std::cout << (blank ? "\n" : "") << text.str();
+        if (!as_json) std::cout << (blank ? "\n" : "") << text.str() << std::flush;
+        if (failure) std::cerr << "ckhost: error: " << failure->what() << "\n";
         if (status == ok) status = code;
     }
     if (as_json) {
@@ -86,8 +89,10 @@ int inspect_or_verify(const Args& args, bool verify, OptionList* options_out) {
         d.add_options()("data", po::bool_switch(&data),
                         "also read every tensor's data: NaN or infinite floats and block scales "
                         "(llama.cpp's --check-tensors)");
+    // Both only read: the plugins read the files, --json shapes the report.
     if (list_or_parse(args, d, positional_argument("file", po::value(&files), -1), c,
-                      verify ? verify_usage : inspect_usage, options_out))
+                      verify ? verify_usage : inspect_usage, options_out,
+                      uses_plugin_dir | uses_json))
         return ok;
     if (files.empty()) throw ck::usage_error("missing FILE");
     for (const auto& file : files)

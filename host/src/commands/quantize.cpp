@@ -1,6 +1,11 @@
 // `ckhost quantize`: llama-quantize's command line, run as the pipeline
 // gguf:quantize[mix=TYPE,...]:gguf through convert's machinery.
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "ck/error.hpp"
 #include "ck/parallel.hpp"
@@ -23,9 +28,10 @@ constexpr StageFlag quantize_flags[] = {
     {"allow-requantize", "requantize", nullptr, "quantize tensors that are already quantized"},
 };
 
-// The positional arguments beyond INPUT and OUTPUT.
+// The positional arguments beyond INPUT and OUTPUT, and the repeatable --override-kv.
 struct QuantizeArgs {
     std::string type, thread_count;
+    std::vector<std::string> overrides;
 };
 
 constexpr const char* quantize_usage =
@@ -33,12 +39,78 @@ constexpr const char* quantize_usage =
     "Quantizes a GGUF file as llama-quantize does, byte for byte: TYPE is a llama-quantize\n"
     "file type (Q4_K_M, Q8_0, ..., or its number), THREADS the worker threads (as --threads).\n"
     "It runs the pipeline gguf:quantize[mix=TYPE,...]:gguf, each flag one stage option\n"
-    "('ckhost plugins' lists them), so --dry-run, --force, --update and --json are convert's.\n"
-    "Not taken: --imatrix, --include-weights, --exclude-weights, --keep-split, --override-kv\n"
-    "(put a meta[set=KEY=TYPE:VALUE] stage in a convert pipeline for that).\n\n"
+    "('ckhost help quantize' lists them), and each --override-kv KEY=TYPE:VALUE (TYPE int,\n"
+    "float, bool or str; stored as u32, f32, bool or str, as llama-quantize stores them) two\n"
+    "meta stages before the writer, so --dry-run, --force, --update and --json are convert's.\n"
+    "Not taken: --imatrix, --include-weights, --exclude-weights, --keep-split.\n\n"
     "examples:\n"
     "  ckhost quantize model-f16.gguf model-q4_k_m.gguf Q4_K_M\n"
-    "  ckhost quantize --pure --output-tensor-type q8_0 model-f16.gguf out.gguf Q4_K_M 8\n\n";
+    "  ckhost quantize --pure --output-tensor-type q8_0 model-f16.gguf out.gguf Q4_K_M 8\n"
+    "  ckhost quantize --override-kv general.name=str:Tiny model-f16.gguf out.gguf 15\n\n";
+
+// One --override-kv KEY=TYPE:VALUE as the meta `set` value llama-quantize's result equals:
+// gguf_set_val_u32 for int (llama.cpp since its PR 14182; earlier i32), gguf_set_val_f32 of the
+// double for float, bool, str. Values are read strictly: llama.cpp's atol and atof would take
+// `int:12abc` as 12 and `int:abc` as 0, which hides a typo.
+std::string override_value(const std::string& given) {
+    const std::size_t equals = given.find('=');
+    const std::string key = given.substr(0, equals), typed = given.substr(equals + 1);
+    const auto refuse = [&](const std::string& why) {
+        return ck::usage_error("--override-kv " + given + ": " + why);
+    };
+    if (equals == std::string::npos || key.empty())
+        throw refuse("expected KEY=TYPE:VALUE (e.g. general.name=str:My Model)");
+    // The key is a meta `del` pattern too: a glob character would match other keys.
+    if (key.find_first_of("*?[]{}\\") != std::string::npos)
+        throw refuse("a key with a glob character (* ? [ ] { } \\) is not taken here");
+    const std::size_t colon = typed.find(':');
+    const std::string type = typed.substr(0, colon), value = typed.substr(colon + 1);
+    const char* const end = value.data() + value.size();
+    if (colon != std::string::npos && type == "int") {
+        std::int64_t n = 0;
+        if (std::from_chars(value.data(), end, n).ptr != end || value.empty())
+            throw refuse("'" + value + "' is not a whole decimal number");
+        if (n < 0 || n > std::numeric_limits<std::uint32_t>::max())
+            throw refuse("llama-quantize stores an int override as u32, so " + value +
+                         " would not be kept (from 0 to 4294967295; for another type use a "
+                         "meta[set=KEY=TYPE:VALUE] stage in a convert pipeline)");
+        return key + "=u32:" + value;
+    }
+    if (colon != std::string::npos && type == "float") {
+        double x = 0;
+        if (std::from_chars(value.data(), end, x).ptr != end || value.empty())
+            throw refuse("'" + value + "' is not a number");
+        const auto narrowed = static_cast<float>(x);
+        if (std::isfinite(x) && !std::isfinite(narrowed))
+            throw refuse(value + " is beyond f32's range (llama-quantize stores floats as f32)");
+        char text[64];
+        const auto written = std::to_chars(text, text + sizeof text, narrowed);
+        return key + "=f32:" + std::string(text, written.ptr);
+    }
+    if (colon != std::string::npos && type == "bool") {
+        if (value != "true" && value != "false")
+            throw refuse("a bool is true or false, not '" + value + "'");
+        return key + "=bool:" + value;
+    }
+    if (colon != std::string::npos && type == "str") return key + "=str:" + value;
+    throw refuse("TYPE must be int, float, bool or str (KEY=TYPE:VALUE)");
+}
+
+// The meta stages that give each override's key its value where gguf_set_val_* puts it: the
+// first sets it (in place, or appended when new), the second deletes it and sets it again, so
+// it ends the metadata in the order given, as in llama-quantize's file. general.architecture,
+// which meta never deletes, is set in place.
+std::string override_stages(const std::vector<std::string>& overrides) {
+    std::string stages;
+    for (const std::string& given : overrides) {
+        const std::string set = stage_value(override_value(given));
+        const std::string key = given.substr(0, given.find('='));
+        stages += ":meta[set=" + set + "]";
+        if (key != "general.architecture")
+            stages += ":meta[del=" + stage_value(key) + ",set=" + set + "]";
+    }
+    return stages;
+}
 
 // THREADS, as llama-quantize's last argument, is --threads; both at once would be ambiguous.
 void take_thread_count(const QuantizeArgs& q, Common& c) {
@@ -56,7 +128,7 @@ void take_thread_count(const QuantizeArgs& q, Common& c) {
 std::string quantize_pipeline(const QuantizeArgs& q, const StageFlagValues& flags) {
     std::string options = "mix=" + stage_value(q.type);
     if (const std::string more = flags.stage_options(); !more.empty()) options += "," + more;
-    return "gguf:quantize[" + options + "]:gguf";
+    return "gguf:quantize[" + options + "]" + override_stages(q.overrides) + ":gguf";
 }
 
 }  // namespace
@@ -68,6 +140,10 @@ int quantize(const Args& args, OptionList* options_out) {
     StageFlagValues flags(quantize_flags);
     po::options_description d("quantize options (llama-quantize's)");
     flags.add_to(d);
+    d.add_options()("override-kv",
+                    po::value(&q.overrides)->composing()->value_name("KEY=TYPE:VALUE"),
+                    "give a metadata key a value: TYPE int (stored u32), float (f32), bool or str; "
+                    "repeatable (two meta stages each)");
     add_run_options(d, a);
     const std::vector<Argument> arguments = {{"INPUT", &a.input},
                                              {"OUTPUT", &a.output},

@@ -20,7 +20,8 @@ constexpr StageFlag split_flags[] = {
     {"split-max-tensors", "split_max_tensors", "N",
      "at most N tensors per shard (the default: 128)"},
     {"split-max-size", "split_max_size", "N(M|G)",
-     "at most N megabytes (M) or gigabytes (G) of tensor data per shard"},
+     "at most this much tensor data per shard: N bytes, NM or NG as llama-gguf-split reads them "
+     "(1000^2, 1000^3), or NMB, NGiB, ..."},
     {"no-tensor-first-split", "split_no_tensor_first", nullptr,
      "the first shard holds the metadata and no tensor"},
 };

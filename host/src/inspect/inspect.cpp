@@ -23,9 +23,11 @@
 #include "cli/exit_codes.hpp"
 #include "cli/json_output.hpp"
 #include "cli/suggest.hpp"
+#include "inspect/file_type_check.hpp"
 #include "inspect/inspect_text.hpp"
 #include "pipeline/plugin_call.hpp"
 #include "pipeline/progress.hpp"
+#include "registry/format_probe.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -80,58 +82,6 @@ std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> bytes_by_type(
     return out;
 }
 
-// general.file_type against the tensors: the stored value and its llama.cpp name, what the
-// tensors are mostly, and whether the two agree (ck/llama/file_type.hpp).
-struct FileTypeCheck {
-    const ck::Value* stored_value = nullptr;
-    std::optional<std::uint32_t> stored;
-    ck::llama::FileTypeGuess guess;
-    bool fits = false;
-
-    explicit FileTypeCheck(const ck::ModelHeader& h)
-        : stored_value(h.metadata.find(ck::llama::file_type_key)),
-          stored(ck::llama::stored_file_type(h.metadata)),
-          guess(ck::llama::guess_file_type(h)),
-          fits(stored && ck::llama::file_type_fits(*stored, guess)) {}
-
-    // "mostly q4_K: 15 (MOSTLY_Q4_K_M)", or "mostly i8, which llama.cpp has no file type for".
-    std::string mostly() const { return std::string(ck::type_name(guess.most_common_type)); }
-    std::string mostly_named() const {
-        if (!guess.file_type)
-            return "mostly " + mostly() + ", which llama.cpp has no file type for";
-        return "mostly " + mostly() + " (llama.cpp's name for them: " +
-               ck::llama::file_type_label(static_cast<std::uint32_t>(*guess.file_type)) + ")";
-    }
-
-    // One line saying what is wrong, or "" when the stored value is a fair name.
-    std::string problem() const {
-        if (!stored_value || fits || guess.counted == 0) return {};
-        const std::string what = stored ? ck::llama::file_type_label(*stored)
-                                        : stored_value->to_display() + " (not a file type id)";
-        return "stored " + what + " but the tensors are " + mostly_named();
-    }
-
-    // {"stored": 15, "name": "MOSTLY_Q4_K_M", "tensors_mostly": "q4_K",
-    //  "tensors_file_type": 15, "tensors_file_type_name": "MOSTLY_Q4_K_M", "agrees": true,
-    //  "problem": null}; null where there is nothing (no key, no name).
-    json to_json() const {
-        const auto name_of = [](std::optional<std::uint32_t> id) {
-            const ck::llama::FileTypeInfo* info = id ? ck::llama::find_file_type(*id) : nullptr;
-            return info ? json(std::string(info->name)) : json(nullptr);
-        };
-        std::optional<std::uint32_t> guessed;
-        if (guess.file_type) guessed = static_cast<std::uint32_t>(*guess.file_type);
-        const std::string why = problem();
-        return {{"stored", stored ? json(*stored) : json(nullptr)},
-                {"name", name_of(stored)},
-                {"tensors_mostly", mostly()},
-                {"tensors_file_type", guessed ? json(*guessed) : json(nullptr)},
-                {"tensors_file_type_name", name_of(guessed)},
-                {"agrees", stored_value ? json(fits) : json(nullptr)},
-                {"problem", why.empty() ? json(nullptr) : json(why)}};
-    }
-};
-
 // "cannot open the file: No such file or directory".
 std::string cannot_open(int error) {
     return "cannot open the file: " + std::string(std::strerror(error));
@@ -171,22 +121,37 @@ std::string first_bytes(const unsigned char* head, std::size_t size) {
            ")";
 }
 
+// What a reader that failed got through (Reader::read_before_failure); nothing when asking
+// fails too, so that the reader's first error is the one reported.
+ck::ModelHeader what_was_read(const std::string& plugin, const ck::Reader& reader) {
+    try {
+        return call_plugin(plugin, [&] { return reader.read_before_failure(); });
+    } catch (const ck::Error&) {
+        return {};
+    }
+}
+
 }  // namespace
 
 OpenedFile open_with_any_reader(PluginRegistry& registry, const fs::path& file,
-                                ck::Context& context) {
+                                ck::Context& context, ck::ModelHeader* read_before_failure) {
     // Why a file cannot be read at all (missing, a directory, no permission) is said here, with
-    // the system's reason, before any reader sees it: their messages are about formats.
+    // the system's reason, before any reader sees it: their messages are about formats. A
+    // checkpoint folder is shown to the probes as its config.json (registry/format_probe.hpp)
+    // and opened as the folder; weights ckhost refuses to read (pickles) are named.
+    const fs::path probed = probed_file(file);
+    const std::string refused = refused_weights(file);
     unsigned char head[256] = {};
     std::size_t got = 0;
     {
-        const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+        const int fd = ::open(probed.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0) throw ck::Error(cannot_open(errno), file.string());
         struct stat st {};
         if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
             const int e = S_ISDIR(st.st_mode) ? EISDIR : errno;
             ::close(fd);
-            throw ck::Error(cannot_open(e), file.string());
+            throw ck::Error(cannot_open(e) + (refused.empty() ? "" : "; " + refused),
+                            file.string());
         }
         while (got < sizeof head) {
             const ssize_t n = ::read(fd, head + got, sizeof head - got);
@@ -207,13 +172,19 @@ OpenedFile open_with_any_reader(PluginRegistry& registry, const fs::path& file,
         const PluginEntry& p = registry.get(name);
         if (!p.descriptor->probe) continue;
         bool match =
-            call_plugin(name, [&] { return p.descriptor->probe(head, got, file.c_str()); });
+            call_plugin(name, [&] { return p.descriptor->probe(head, got, probed.c_str()); });
         if (!match) continue;
         OpenedFile opened;
         opened.plugin = name;
         opened.reader.reset(
             call_plugin(name, [&] { return p.descriptor->create_reader(ck::Options(), context); }));
-        opened.header = call_plugin(name, [&] { return opened.reader->open(file); });
+        try {
+            opened.header = call_plugin(name, [&] { return opened.reader->open(file); });
+        } catch (const ck::Error& e) {
+            if (read_before_failure && e.kind() != ck::ErrorKind::interrupt)
+                *read_before_failure = what_was_read(name, *opened.reader);
+            throw;
+        }
         return opened;
     }
     // Nobody recognised it. An empty file, a Git LFS pointer or a GGUF with a damaged magic
@@ -225,6 +196,7 @@ OpenedFile open_with_any_reader(PluginRegistry& registry, const fs::path& file,
         std::unique_ptr<ck::Reader> reader(p.descriptor->create_reader(ck::Options(), context));
         call_plugin("gguf", [&] { return reader->open(file); });
     }
+    if (!refused.empty()) throw ck::Error(refused, file.string());
     throw ck::Error("not a " + either_of(readers) +
                         " file: no reader plugin recognises it; it starts with " +
                         first_bytes(head, got),
@@ -319,16 +291,22 @@ json inspect_document(const OpenedFile& opened, const InspectSettings& settings)
     doc["bytes_by_type"] = types;
     doc["tensor_count"] = h.tensors.size();
     doc["tensor_bytes"] = h.total_bytes();
+    // A reader that converts on read (GGUF-lite's Q4 to F32): the bytes the file holds too.
+    if (converts_on_read(h)) doc["stored_tensor_bytes"] = stored_tensor_bytes(h);
     doc["parameters"] = parameter_count(h);
     if (settings.tensors) {
         json tensors = json::array();
-        for (const auto& t : h.tensors)
+        for (const auto& t : h.tensors) {
             tensors.push_back({{"name", t.name},
                                {"type", std::string(ck::type_name(t.type))},
                                {"type_id", t.type},
                                {"shape", t.ne},
                                {"bytes", t.nbytes},
                                {"offset", t.source_offset}});
+            if (t.stored_type.empty()) continue;
+            tensors.back()["stored_type"] = t.stored_type;
+            tensors.back()["stored_bytes"] = t.stored_bytes;
+        }
         doc["tensors"] = tensors;
     }
     return doc;
@@ -352,12 +330,34 @@ TextInspectOptions text_report_options(const OpenedFile& opened, const InspectSe
     return text;
 }
 
+void print_read_before_failure(const ck::ModelHeader& h, const InspectSettings& settings,
+                               std::ostream& out) {
+    if (settings.json || !settings.keys.empty()) return;
+    if (h.format_facts.empty() && h.metadata.size() == 0 && h.tensors.empty()) return;
+    TextInspectOptions text;
+    text.file = settings.file.string();
+    text.format = h.format;
+    text.tensors = settings.tensors;
+    text.partial = true;
+    if (const auto stored = ck::llama::stored_file_type(h.metadata))
+        text.file_type_label = ck::llama::file_type_label(*stored);
+    print_inspect_text(h, text, out);
+}
+
 }  // namespace
 
 int run_inspect(PluginRegistry& registry, const InspectSettings& settings, std::ostream& out,
                 std::ostream& err) {
     ck::RecordingContext context;
-    const OpenedFile opened = open_with_any_reader(registry, settings.file, context);
+    ck::ModelHeader read_before_failure;
+    OpenedFile opened;
+    try {
+        opened = open_with_any_reader(registry, settings.file, context, &read_before_failure);
+    } catch (const ck::Error&) {
+        // As gguf-dump does: what could be read, then (from the caller) the error.
+        print_read_before_failure(read_before_failure, settings, out);
+        throw;
+    }
     for (const auto& w : context.warnings()) err << "warning: " << w << "\n";
     if (!settings.keys.empty())
         print_requested_values(opened, settings, out);

@@ -28,9 +28,11 @@ struct OpenedFile {
     ck::ModelHeader header;
 };
 
-// Finds the reader whose probe accepts the file and opens it (all validation included).
+// Finds the reader whose probe accepts the file and opens it (all validation included). When
+// the reader fails, `read_before_failure` (if given) receives what it read before the problem.
 OpenedFile open_with_any_reader(PluginRegistry& registry, const std::filesystem::path& file,
-                                ck::Context& context);
+                                ck::Context& context,
+                                ck::ModelHeader* read_before_failure = nullptr);
 
 // The reader's facts for --json: each key in snake_case ("data start" -> data_start), each value
 // a number when it is a decimal integer, else a string (docs/json.md).

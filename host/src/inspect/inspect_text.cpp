@@ -118,11 +118,21 @@ std::uint64_t tensor_elements(const ck::TensorInfo& t, const RepackRole& role) {
     return t.elements();
 }
 
+// What the file holds: a tensor converted on read under its stored type (GGUF-lite's
+// Q4_per_group_64), repacked codes under their format.
 std::string tensor_type(const ck::TensorInfo& t, const RepackRole& role) {
+    if (!t.stored_type.empty()) return t.stored_type;
     return role.is_codes ? role.format : std::string(ck::type_name(t.type));
 }
 
-std::string tensor_note(const RepackRole& role) {
+std::uint64_t stored_size(const ck::TensorInfo& t) {
+    return t.stored_type.empty() ? t.nbytes : t.stored_bytes;
+}
+
+// The last column: what a repacked tensor holds, or what a converted one is read as.
+std::string tensor_note(const ck::TensorInfo& t, const RepackRole& role) {
+    if (!t.stored_type.empty())
+        return std::string(ck::type_name(t.type)) + ", " + std::to_string(t.nbytes) + " bytes";
     if (role.format.empty()) return {};
     if (role.is_codes)
         return role.format == "nf4" ? "NF4 codes, two 4-bit values a byte; scales " + role.partner
@@ -173,6 +183,17 @@ std::string with_thousands(std::uint64_t n) {
         out += digits[i];
     }
     return out;
+}
+
+bool converts_on_read(const ck::ModelHeader& h) {
+    return std::any_of(h.tensors.begin(), h.tensors.end(),
+                       [](const ck::TensorInfo& t) { return !t.stored_type.empty(); });
+}
+
+std::uint64_t stored_tensor_bytes(const ck::ModelHeader& h) {
+    std::uint64_t total = 0;
+    for (const ck::TensorInfo& t : h.tensors) total += stored_size(t);
+    return total;
 }
 
 bool shapes_outermost_first(std::string_view format) {
@@ -228,74 +249,100 @@ void print_full_value(const ck::Value& v, std::ostream& out) {
     }
 }
 
-void print_inspect_text(const ck::ModelHeader& h, const TextInspectOptions& options,
-                        std::ostream& out) {
-    out << options.file << ": " << options.format << "\n";
-    for (const auto& [k, v] : h.format_facts) out << "  " << k << ": " << v << "\n";
+namespace {
 
-    out << "metadata: " << h.metadata.size() << (h.metadata.size() == 1 ? " key" : " keys") << "\n";
-    if (h.metadata.size() > 0) {
-        std::vector<Row> rows;
-        for (const auto& [k, v] : h.metadata) {
-            const bool is_file_type = k == ck::llama::file_type_key;
-            std::string value = is_file_type && !options.file_type_label.empty()
-                                    ? options.file_type_label
-                                    : value_text(k, v);
-            rows.push_back(
-                {{k, type_text(v), value}, is_file_type ? options.file_type_problem : ""});
-        }
-        print_table({"key", "type", "value"}, {false, false, false}, rows, out);
+// After a reader's failure the counts are of what it read, not of what the file holds.
+std::string read_before(const TextInspectOptions& options) {
+    return options.partial ? " read before the error" : "";
+}
+
+void print_metadata_table(const ck::ModelHeader& h, const TextInspectOptions& options,
+                          std::ostream& out) {
+    out << "metadata: " << h.metadata.size() << (h.metadata.size() == 1 ? " key" : " keys")
+        << read_before(options) << "\n";
+    if (h.metadata.size() == 0) return;
+    std::vector<Row> rows;
+    for (const auto& [k, v] : h.metadata) {
+        const bool is_file_type = k == ck::llama::file_type_key;
+        std::string value = is_file_type && !options.file_type_label.empty()
+                                ? options.file_type_label
+                                : value_text(k, v);
+        rows.push_back({{k, type_text(v), value}, is_file_type ? options.file_type_problem : ""});
     }
+    print_table({"key", "type", "value"}, {false, false, false}, rows, out);
+}
 
-    const std::vector<RepackRole> roles = repack_roles(h);
-    // Per type as the table names it: repacked codes under their format, not as i8.
+// The tensor count, parameters and bytes, and a table of them per type as the file stores them
+// (repacked codes under their format, not as i8; GGUF-lite's Q4 as Q4, not as the F32 read).
+void print_tensor_summary(const ck::ModelHeader& h, const std::vector<RepackRole>& roles,
+                          const TextInspectOptions& options, std::ostream& out) {
     std::map<std::string, std::array<std::uint64_t, 3>> by_type;  // tensors, elements, bytes
     for (std::size_t i = 0; i < h.tensors.size(); ++i) {
         auto& [count, elements, bytes] = by_type[tensor_type(h.tensors[i], roles[i])];
         ++count;
         elements += tensor_elements(h.tensors[i], roles[i]);
-        bytes += h.tensors[i].nbytes;
+        bytes += stored_size(h.tensors[i]);
     }
     const std::uint64_t parameters = parameter_count(h);
     // "19,532,032 parameters (19.53 M)": the short form only where it says something more.
-    out << "tensors: " << h.tensors.size() << ", " << with_thousands(parameters) << " parameters"
+    out << "tensors: " << h.tensors.size() << read_before(options) << ", "
+        << with_thousands(parameters) << " parameters"
         << (parameters >= 1000 ? " (" + human_count(parameters) + ")" : "") << ", "
-        << human_bytes(h.total_bytes()) << "\n";
-    if (!by_type.empty()) {
-        std::vector<Row> rows;
-        for (const auto& [type, v] : by_type)
-            rows.push_back(
-                {{type, std::to_string(v[0]), with_thousands(v[1]), human_bytes(v[2])}, {}});
-        print_table({"type", "tensors", "elements", "bytes"}, {false, true, true, true}, rows, out);
-    }
-    if (!options.file_type_missing.empty()) out << "  " << options.file_type_missing << "\n";
+        << human_bytes(stored_tensor_bytes(h))
+        << (converts_on_read(h) ? " stored, " + human_bytes(h.total_bytes()) + " as read" : "")
+        << "\n";
+    if (by_type.empty()) return;
+    std::vector<Row> rows;
+    for (const auto& [type, v] : by_type)
+        rows.push_back({{type, std::to_string(v[0]), with_thousands(v[1]), human_bytes(v[2])}, {}});
+    print_table({"type", "tensors", "elements", "bytes"}, {false, true, true, true}, rows, out);
+}
 
-    if (!options.tensors) return;
+void print_tensor_table(const ck::ModelHeader& h, const std::vector<RepackRole>& roles,
+                        const TextInspectOptions& options, std::ostream& out) {
     const bool outer_first = shapes_outermost_first(options.format);
     out << "tensor table (shape "
         << (outer_first ? "as the file states it, outermost first"
                         : "in ggml's ne order, innermost first")
         << "; offset: where the data starts in the file):\n";
-    bool any_note = false;
+    bool any_note = false, any_role = false;
     std::vector<Row> rows;
     for (std::size_t i = 0; i < h.tensors.size(); ++i) {
         const ck::TensorInfo& t = h.tensors[i];
-        const std::string note = tensor_note(roles[i]);
+        const std::string note = tensor_note(t, roles[i]);
         any_note = any_note || !note.empty();
-        rows.push_back({{t.name, tensor_type(t, roles[i]), shape_text(t, outer_first),
-                         with_thousands(tensor_elements(t, roles[i])), std::to_string(t.nbytes),
-                         std::to_string(t.source_offset), note},
-                        {}});
+        any_role = any_role || !roles[i].format.empty();
+        // A reader that failed may not have got to a tensor's place in the file.
+        const bool placed = !options.partial || t.source_offset != 0;
+        rows.push_back(
+            {{t.name, tensor_type(t, roles[i]), shape_text(t, outer_first),
+              with_thousands(tensor_elements(t, roles[i])), std::to_string(stored_size(t)),
+              placed ? std::to_string(t.source_offset) : "-", note},
+             {}});
     }
     std::vector<std::string> header = {"name", "type", "shape", "elements", "bytes", "offset"};
     std::vector<bool> right = {false, false, false, true, true, true};
     if (any_note) {
-        header.push_back("holds");
+        header.push_back(any_role ? "holds" : "read as");
         right.push_back(false);
     } else {
         for (Row& r : rows) r.cells.pop_back();
     }
     print_table(header, right, rows, out);
+}
+
+}  // namespace
+
+void print_inspect_text(const ck::ModelHeader& h, const TextInspectOptions& options,
+                        std::ostream& out) {
+    out << options.file << ": " << options.format
+        << (options.partial ? " (damaged: what could be read before the error)" : "") << "\n";
+    for (const auto& [k, v] : h.format_facts) out << "  " << k << ": " << v << "\n";
+    print_metadata_table(h, options, out);
+    const std::vector<RepackRole> roles = repack_roles(h);
+    print_tensor_summary(h, roles, options, out);
+    if (!options.file_type_missing.empty()) out << "  " << options.file_type_missing << "\n";
+    if (options.tensors) print_tensor_table(h, roles, options, out);
 }
 
 }  // namespace ckhost

@@ -29,6 +29,12 @@ std::vector<RepackRole> repack_roles(const ck::ModelHeader& h);
 // weight it encodes (NF4 codes hold two values a byte; the scales are no weights).
 std::uint64_t parameter_count(const ck::ModelHeader& h);
 
+// Whether the reader converts a tensor on read (TensorInfo::stored_type: GGUF-lite's Q8/Q4,
+// handed out as F32), and the bytes the file holds for the tensors, stored types counted as
+// stored.
+bool converts_on_read(const ck::ModelHeader& h);
+std::uint64_t stored_tensor_bytes(const ck::ModelHeader& h);
+
 // "19,529,728".
 std::string with_thousands(std::uint64_t n);
 
@@ -43,6 +49,9 @@ struct TextInspectOptions {
     std::string file_type_label;    // "15 (MOSTLY_Q4_K_M)", or empty
     std::string file_type_problem;  // a line under general.file_type, or empty
     std::string file_type_missing;  // "general.file_type is not stored; ...", or empty
+    // What a reader got through before it failed (Reader::read_before_failure): said on the
+    // first line and in the counts, and a tensor not yet placed has no offset.
+    bool partial = false;
 };
 
 void print_inspect_text(const ck::ModelHeader& h, const TextInspectOptions& options,

@@ -24,6 +24,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/json_output.hpp"
 #include "cli/suggest.hpp"
+#include "inspect/file_type_check.hpp"
 #include "inspect/inspect_text.hpp"
 #include "pipeline/plugin_call.hpp"
 #include "pipeline/progress.hpp"
@@ -99,6 +100,10 @@ int run_verify(PluginRegistry& registry, const fs::path& file, bool as_json, boo
                                    opened.header.tensors[i].name, file.string());
     }
     call_plugin(opened.plugin, [&] { opened.reader->verify(); });
+    // A general.file_type the tensors contradict: llama.cpp names the model by it, and
+    // conversions keep it true, so a false one is a defect of the file (inspect says more).
+    if (const std::string wrong = FileTypeCheck(opened.header).contradiction(); !wrong.empty())
+        throw ck::key_error(wrong, ck::llama::file_type_key, file.string());
     // The structure first: a file that fails it is not worth reading in full.
     const json problems = data ? check_tensor_data(opened, file.string()) : json::array();
     for (const auto& w : context.warnings()) err << "warning: " << w << "\n";

@@ -23,6 +23,7 @@
 #include "cli/suggest.hpp"
 #include "io/checksum.hpp"
 #include "pipeline/conversion_error.hpp"
+#include "pipeline/input_identity.hpp"
 #include "pipeline/memory_budget.hpp"
 #include "pipeline/plugin_call.hpp"
 #include "pipeline/progress.hpp"
@@ -62,38 +63,6 @@ bool Pipeline::writer_streams() const {
 }
 
 namespace {
-
-// What identifies the input between planning and commit: the file the path names, its size
-// and its modification time.
-struct FileIdentity {
-    dev_t device = 0;
-    ino_t inode = 0;
-    off_t size = 0;
-    timespec modified{};
-};
-
-std::optional<FileIdentity> identity_of(const fs::path& path) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-    return FileIdentity{st.st_dev, st.st_ino, st.st_size, st.st_mtim};
-}
-
-// The reader mapped the input when the conversion was planned, and a mapping outlives the
-// name: an input deleted or replaced (a newer download renamed over it) since then would still
-// convert, from the old bytes, into outputs that look newer than the new input (`--update` and
-// batches would then skip it for good). An input written in place without shrinking escapes the
-// SIGBUS guard the same way. So before commit the path must still name the same, unchanged file.
-void check_input_unchanged(const fs::path& input, const std::optional<FileIdentity>& before) {
-    const auto now = identity_of(input);
-    if (!before) return;
-    if (!now)
-        throw ck::Error("the file was removed while being read; nothing was written",
-                        input.string());
-    if (now->device != before->device || now->inode != before->inode || now->size != before->size ||
-        now->modified.tv_sec != before->modified.tv_sec ||
-        now->modified.tv_nsec != before->modified.tv_nsec)
-        throw ck::input_changed_error(input.string());
-}
 
 // The sizes of `files` added up (symbolic links followed: what was written through them).
 std::uint64_t bytes_of(const std::vector<fs::path>& files) {
@@ -205,8 +174,11 @@ void Pipeline::write_outputs(const ConvertSettings& settings, ck::OutputSet& out
 
 // An output the run could not write (it exists without --force, or is not a regular file) stops
 // a conversion before anything is read; a --dry-run still prints its plan and says so.
-void Pipeline::check_target(const ck::OutputSet& out, const fs::path& target, bool dry_run) {
+void Pipeline::check_target(const ck::OutputSet& out, const fs::path& target,
+                            const InputIdentity& input, bool dry_run) {
     try {
+        refuse_replacing_the_input(input, target, writer_name(),
+                                   stages_.front()->spec.name == writer_name());
         out.check_target(target);
     } catch (const ck::Error& e) {
         if (!dry_run || e.kind() == ck::ErrorKind::interrupt) throw;
@@ -220,7 +192,7 @@ ConvertResult Pipeline::convert(const ConvertSettings& settings, ck::OutputSet& 
     const bool to_stdout = settings.output == "-";
     const fs::path& input = settings.input_file ? *settings.input_file : settings.input;
     // Taken before the reader opens the file: a change between the two is then caught too.
-    const auto input_identity = identity_of(input);
+    const InputIdentity input_identity = input_identity_of(input);
     plan(input, settings.output, settings.input_file ? "stdin" : "");
     if (to_stdout && outputs_ != std::vector<fs::path>{"-"}) {
         std::vector<std::string> names;
@@ -237,14 +209,14 @@ ConvertResult Pipeline::convert(const ConvertSettings& settings, ck::OutputSet& 
         if (!settings.force) freshness = check_recipe(recipe, outputs_);
     }
     if (!to_stdout)
-        for (const auto& p : outputs_) check_target(out, p, settings.dry_run);
+        for (const auto& p : outputs_) check_target(out, p, input_identity, settings.dry_run);
     json report = planned_report(settings, freshness);
     if (settings.update && !settings.force && !freshness.up_to_date && settings.say &&
         !settings.dry_run)
         settings.say("converting: " + freshness.reason);
     if (!settings.dry_run && !freshness.up_to_date)
         write_outputs(settings, out, report, recipe,
-                      [&] { check_input_unchanged(input, input_identity); });
+                      [&] { check_input_unchanged(input_identity); });
     report["seconds"] =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     report["warnings"] = context_.warnings();

@@ -2,47 +2,13 @@
 
 #include <unistd.h>
 
-#include <cctype>
-#include <cmath>
 #include <fstream>
-#include <limits>
+#include <optional>
+#include <string>
+
+#include "ck/byte_size.hpp"
 
 namespace ckhost {
-
-std::optional<std::uint64_t> parse_byte_size(const std::string& text) {
-    std::size_t used = 0;
-    double number = 0;
-    try {
-        number = std::stod(text, &used);
-    } catch (const std::exception&) {
-        return std::nullopt;
-    }
-    if (!std::isdigit(static_cast<unsigned char>(text[0]))) return std::nullopt;  // no "-1", " 1"
-    std::string unit = text.substr(used);
-    for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    if (unit.ends_with("IB"))
-        unit.resize(unit.size() - 2);
-    else if (unit.size() > 1 && unit.ends_with("B"))
-        unit.pop_back();
-    else if (unit == "B")
-        unit.clear();
-    double scale = 1;
-    if (unit == "K")
-        scale = 1024.0;
-    else if (unit == "M")
-        scale = 1024.0 * 1024;
-    else if (unit == "G")
-        scale = 1024.0 * 1024 * 1024;
-    else if (unit == "T")
-        scale = 1024.0 * 1024 * 1024 * 1024;
-    else if (!unit.empty())
-        return std::nullopt;
-    const double bytes = std::floor(number * scale);
-    if (!std::isfinite(bytes) || bytes < 1 ||
-        bytes >= static_cast<double>(std::numeric_limits<std::uint64_t>::max()))
-        return std::nullopt;
-    return static_cast<std::uint64_t>(bytes);
-}
 
 namespace {
 
@@ -56,7 +22,7 @@ std::optional<std::uint64_t> cgroup_memory_limit() {
     std::ifstream limit("/sys/fs/cgroup" + path + "/memory.max");
     std::string value;
     if (!(limit >> value) || value == "max") return std::nullopt;
-    return parse_byte_size(value);
+    return ck::parse_byte_size(value, ck::BareUnit::binary);
 }
 
 }  // namespace

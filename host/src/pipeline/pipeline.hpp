@@ -23,6 +23,8 @@
 
 namespace ckhost {
 
+struct InputIdentity;  // pipeline/input_identity.hpp
+
 struct ConvertSettings : Conversion {
     // Where the input's bytes are when `input` is "-" (standard input): its spool file
     // (stdin_spool.hpp). Messages and the JSON report still call it standard input.
@@ -110,7 +112,8 @@ class Pipeline {
                                  std::vector<std::size_t>& item_of) const;
     void compute(Item& item);
     ConvertResult convert(const ConvertSettings& settings, ck::OutputSet& out);
-    void check_target(const ck::OutputSet& out, const std::filesystem::path& target, bool dry_run);
+    void check_target(const ck::OutputSet& out, const std::filesystem::path& target,
+                      const InputIdentity& input, bool dry_run);
     nlohmann::json planned_report(const ConvertSettings& settings,
                                   const Freshness& freshness) const;
     void write_outputs(const ConvertSettings& settings, ck::OutputSet& out, nlohmann::json& report,
@@ -120,6 +123,15 @@ class Pipeline {
     void plan_stages(const std::filesystem::path& input, const std::filesystem::path& output,
                      const std::string& input_name);
     nlohmann::json plan_json() const;
+    // When the reader could not open `input` (reader_choice.cpp): why, if ckhost refuses what it
+    // holds (PyTorch pickles), else which reader's probe recognises it; and the pipeline with
+    // that reader in the first place when it plans, else "". {"", ""} when nothing is known.
+    std::pair<std::string, std::string> reader_hint(const std::filesystem::path& input,
+                                                    const std::filesystem::path& output,
+                                                    const std::string& input_name) const;
+    // A safetensors file of a Hugging Face checkpoint read alone: a warning naming the reader
+    // of the whole checkpoint.
+    void warn_if_part_of_a_checkpoint(const std::filesystem::path& input);
 
     PluginRegistry& registry_;
     ck::RecordingContext context_;

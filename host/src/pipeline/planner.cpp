@@ -40,8 +40,16 @@ void Pipeline::plan(const fs::path& input, const fs::path& output, const std::st
         // A stage's refusal names a tensor or key of the input, often without a file (a writer
         // knows the tensor, not where it came from): say which file it is in.
         const ck::Error named = e.file().empty() ? e.with_file(input.string()) : e;
+        // The reader could not open the input (no header yet): another reader, not another
+        // stage, is the answer.
+        if (headers_.empty())
+            if (auto [hint, other] = reader_hint(input, output, input_name); !hint.empty())
+                throw ConversionError(ck::Error(named.message() + hint, named.file(),
+                                                named.offset(), named.subject(), named.kind()),
+                                      {}, other);
         throw ConversionError(named, {}, suggest_pipeline(input, output, input_name, e.message()));
     }
+    warn_if_part_of_a_checkpoint(input);
 }
 
 namespace {
@@ -164,6 +172,10 @@ void Pipeline::plan_stages(const fs::path& input, const fs::path& output,
     Stage& first = *stages_.front();
     headers_.push_back(call_plugin(first.spec.name, [&] { return first.reader->open(input); }));
     if (!input_name.empty()) headers_.back().source = input_name;
+    // A reader that converts tensors on read (GGUF-lite's Q4 to F32) hands out other types than
+    // the file's general.file_type names: the same rule as after a transform.
+    if (const auto update = ck::llama::name_file_type_as_read(headers_.back()); update.changed)
+        context_.note("reader '" + first.spec.text + "': " + update.note);
     for (std::size_t k = 1; k + 1 < stages_.size(); ++k) {
         Stage& s = *stages_[k];
         ck::ModelHeader planned =

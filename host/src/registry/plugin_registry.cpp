@@ -29,6 +29,20 @@ void add_dirs_from_env(std::vector<fs::path>& dirs) {
     }
 }
 
+// Why the dynamic loader refused a library: dlopen's own words (not an ELF file, file too short,
+// a missing symbol or library, another architecture), without the path it repeats in front.
+// Boost.DLL's error code says only "Bad file descriptor" whatever the cause.
+std::string not_loadable_reason(const fs::path& path, const std::string& fallback) {
+    std::string why = fallback;
+    if (const char* said = ::dlerror()) {
+        why = said;
+        const std::string prefix = path.string() + ": ";
+        if (why.starts_with(prefix)) why.erase(0, prefix.size());
+    }
+    return "cannot be loaded: it is not a loadable plugin library (the dynamic loader says: " +
+           why + ")";
+}
+
 }  // namespace
 
 const ck_plugin_toolchain& host_toolchain() {
@@ -127,9 +141,7 @@ void PluginRegistry::load(PluginEntry& entry) {
     boost::dll::fs::error_code ec;
     library->load(entry.path.string(), boost::dll::load_mode::default_mode, ec);
     if (ec) {
-        entry.skip_reason = "cannot be loaded: " + ec.message();
-        // dlerror() has the useful text (missing symbol, wrong architecture).
-        if (const char* why = ::dlerror()) entry.skip_reason += " (" + std::string(why) + ")";
+        entry.skip_reason = not_loadable_reason(entry.path, ec.message());
         return;
     }
     if (!library->has(CK_PLUGIN_DESCRIPTOR_SYMBOL)) {

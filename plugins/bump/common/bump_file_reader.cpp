@@ -14,6 +14,15 @@ namespace {
 
 constexpr std::uint64_t table_offset = header_bytes;  // u32 N, then N dtype bytes
 
+// Why a file is not the bump file asked for. What else it is, and which reader opens it, the
+// host adds from the readers' probes (one place for every reader), so this stays short.
+std::string not_bump_reason(const unsigned char* head, std::size_t size, std::uint32_t version) {
+    if (const auto found = bump_version(head, size))
+        return "a bump v" + std::to_string(*found) + " file, not v" + std::to_string(version);
+    return "not a bump file (the magic is neither " + std::string(v3_magic) + " nor " +
+           std::string(v4_magic) + ")";
+}
+
 }  // namespace
 
 std::span<const std::byte, header_bytes> BumpFileReader::map_file(const std::filesystem::path& path,
@@ -26,9 +35,7 @@ std::span<const std::byte, header_bytes> BumpFileReader::map_file(const std::fil
     tensors_.open(path);
     const auto* head = reinterpret_cast<const unsigned char*>(tensors_.file().data());
     if (bump_version(head, file_size()) != version)
-        throw Error("not a bump file (magic is not " +
-                        std::string(version == 4 ? v4_magic : v3_magic) + ")",
-                    name_, 0);
+        throw Error(not_bump_reason(head, file_size(), version), name_, 0);
     if (file_size() < table_offset + 4)
         throw Error("file ends inside the header (" + std::to_string(file_size()) + " bytes, a " +
                         (version == 4 ? "bump v4" : "bump") + " file has at least 132)",

@@ -129,8 +129,10 @@ std::uint32_t checked_u32(std::int64_t v, const std::string& what, std::string_v
 Geometry read_geometry(const ModelHeader& header, TensorIndex& tensors,
                        const GeometryOptions& options) {
     const llama::Hyperparameters hp = llama::read_hyperparameters(header.metadata);
-    const llama::HeadGeometry heads = llama::head_geometry(header, hp);
+    // token_embd first: a model without it is refused in this writer's words ("bump v4 needs
+    // ..."), not in those of the shared head geometry.
     const TensorInfo& embd = tensors.at(tensors.require(std::string(llama::token_embd_name)));
+    const llama::HeadGeometry heads = llama::head_geometry(header, hp);
     if (embd.ne.size() != 2)
         throw tensor_error("shape " + embd.shape_string() + ", expected [E, V] (2 dimensions)",
                            embd.name);

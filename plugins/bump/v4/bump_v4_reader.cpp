@@ -32,6 +32,45 @@ const std::uint64_t* unsigned_member(const nlohmann::json& object, const char* k
     return it != object.end() ? it->get_ptr<const nlohmann::json::number_unsigned_t*>() : nullptr;
 }
 
+// Whether `named` (the manifest's weights_path) leads to `weights`. An absolute path must be
+// this file. A relative one is followed from the manifest's folder (the form that moves with
+// the folder, bump[weights_path=relative]), from each folder above it, and from the current
+// directory: the reference writes its --output as given, relative to where it ran, which is
+// usually a folder above the output or the one verify runs in.
+bool leads_to(const fs::path& named, const fs::path& manifest, const fs::path& weights) {
+    auto same_file = [&weights](const fs::path& candidate) {
+        std::error_code ec;
+        return fs::equivalent(candidate, weights, ec);
+    };
+    if (named.is_absolute()) return same_file(named);
+    std::error_code ec;
+    fs::path folder = fs::absolute(manifest, ec).parent_path();
+    for (; !ec && !folder.empty(); folder = folder.parent_path()) {
+        if (same_file(folder / named)) return true;
+        if (folder == folder.root_path()) break;
+    }
+    return same_file(named);
+}
+
+// weights_path, the manifest's word for which file it describes: C-Kernel-Engine's runtime is
+// given the weights file and reads the manifest beside it, so a manifest naming another file
+// (a copied folder, two bump files in one) misleads everyone who reads it
+// (docs/decisions/0043-bump-v4-manifest-beside-and-true.md).
+void check_weights_path(const nlohmann::json& doc, const fs::path& manifest,
+                        const fs::path& weights) {
+    const std::string file = manifest.string();
+    const std::string* weights_path = string_member(doc, "weights_path");
+    if (!weights_path) throw key_error("missing or not a string", "weights_path", file);
+    if (!weights_path->empty() && leads_to(*weights_path, manifest, weights)) return;
+    throw key_error(nlohmann::json(*weights_path).dump() + " does not lead to " + weights.string() +
+                        " (a relative path is followed from the manifest's folder, the folders "
+                        "above it and the current directory): the folder was moved or copied, "
+                        "or the manifest is another file's; set it to " +
+                        nlohmann::json(weights.filename().string()).dump() +
+                        ", or convert with bump[version=4,weights_path=relative]",
+                    "weights_path", file);
+}
+
 }  // namespace
 
 ModelHeader BumpV4Reader::open(const fs::path& path) {
@@ -159,6 +198,7 @@ void BumpV4Reader::check_manifest() const {
     const std::string* format = string_member(doc, "format");
     if (!format || *format != v4::manifest_format)
         throw key_error("format is not " + std::string(v4::manifest_format), "format", file);
+    check_weights_path(doc, manifest_path_, path());
     const auto found = doc.find("entries");
     if (found == doc.end() || !found->is_array())
         throw key_error("entries is not an array", "entries", file);
@@ -214,10 +254,13 @@ void BumpV4Reader::verify() {
     expect_no_trailing_bytes("entry");
     expect_llama_heads(h.model_type, h.num_heads, h.head_dim, h.embed_dim);
     expect_reserved_zero(v4::checksum_offset + h.checksum.size());
-    if (has_manifest_)
-        check_manifest();
-    else
-        context_.warn(name() + ": no weights_manifest.json beside it (the v4 loader needs one)");
+    // C-Kernel-Engine's v4 runtime looks for the manifest in the weights file's folder: a file
+    // without one there cannot be loaded.
+    if (!has_manifest_)
+        throw Error("not found: the v4 runtime reads the manifest beside the weights file (" +
+                        name() + "), so it cannot load this one",
+                    manifest_path_.string());
+    check_manifest();
     expect_checksum(h.checksum, v4::checksum_offset);
 }
 

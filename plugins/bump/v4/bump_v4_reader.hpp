@@ -1,6 +1,8 @@
 // BumpV4Reader: a bump v4 file (BUMPWGT4). The entries' layout follows from the header and the
-// dtype table alone; weights_manifest.json beside the file, when present, names the same
-// entries with their offsets, and verify() checks that it does (and that they tile the file).
+// dtype table alone; weights_manifest.json beside the file names the same entries with their
+// offsets and the weights file's path. verify() requires it (C-Kernel-Engine's runtime reads it
+// from there) and checks that it names this file and these entries (and that they tile the
+// file); inspect shows whether it is there.
 // BumpReader (bump_versions.hpp) hands it the BUMPWGT4 files, so `inspect` and `verify` need no
 // new reader name.
 #pragma once

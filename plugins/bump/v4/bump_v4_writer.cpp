@@ -27,6 +27,15 @@ kernels::DequantFn dequantizer_of(const TensorInfo& t) {
     return dequant;
 }
 
+// weights_path=given|relative. The host refuses other values from the option's choices before
+// any plugin runs; a writer made in process (tests, fuzzing) gets the same answer here.
+bool relative_weights_path(const Options& options) {
+    const std::string form = options.get("weights_path", "given");
+    if (form != "given" && form != "relative")
+        throw usage_error("option weights_path=" + form + ": expected given or relative");
+    return form == "relative";
+}
+
 // How many source rows of `cols` F32 elements make about one step of output.
 std::size_t rows_per_step(std::uint64_t cols) {
     return std::max<std::size_t>(1, step_bytes / (cols * sizeof(float)));
@@ -37,7 +46,24 @@ std::size_t rows_per_step(std::uint64_t cols) {
 BumpV4Writer::BumpV4Writer(const Options& options, Context& context)
     : PayloadWriter(options, context, "bump v4", "bump[version=4,"),
       manifest_override_(path_option(options, "manifest")),
-      map_override_(path_option(options, "map")) {}
+      map_override_(path_option(options, "map")),
+      relative_weights_path_(relative_weights_path(options)) {}
+
+std::string BumpV4Writer::manifest_weights_path() const {
+    // Deliberate difference 5: by default the bump file's path as the user gave it.
+    if (!relative_weights_path_) return bump_path_.string();
+    // Folders resolved (symlinks too), the file names kept: the writer replaces the files
+    // themselves, never what a link points to.
+    auto folder = [](const fs::path& file) {
+        const fs::path absolute = fs::absolute(file).parent_path();
+        std::error_code ec;
+        const fs::path resolved = fs::weakly_canonical(absolute, ec);
+        return ec ? absolute.lexically_normal() : resolved;
+    };
+    const fs::path relative =
+        (folder(bump_path_) / bump_path_.filename()).lexically_relative(folder(manifest_path_));
+    return relative.empty() ? fs::absolute(bump_path_).string() : relative.string();
+}
 
 void BumpV4Writer::prepare(const ModelHeader& header, const fs::path& destination) {
     plan_input(header, [&] { plan_ = v4::plan(header_, v4::PlanOptions{context_length_}); });
@@ -52,8 +78,8 @@ void BumpV4Writer::prepare(const ModelHeader& header, const fs::path& destinatio
 
     context_.state_output_size(bump_path_, plan_.file_bytes);
     context_.state_output_size(config_path_, render_config_json(plan_.config).size());
-    context_.state_output_size(manifest_path_,
-                               v4::render_manifest(plan_, bump_path_.string()).size());
+    manifest_text_ = v4::render_manifest(plan_, manifest_weights_path());
+    context_.state_output_size(manifest_path_, manifest_text_.size());
     context_.state_output_size(map_path_, v4::render_map(plan_).size());
 
     std::vector<std::uint8_t> codes;
@@ -76,8 +102,7 @@ void BumpV4Writer::begin(OutputSink& out) {
     auto text_file = [&](const fs::path& path, const std::string& text) {
         out.create(path).write(text.data(), text.size());
     };
-    // Deliberate difference 5: weights_path is the bump file's path as the user gave it.
-    text_file(manifest_path_, v4::render_manifest(plan_, bump_path_.string()));
+    text_file(manifest_path_, manifest_text_);
     text_file(map_path_, v4::render_map(plan_));
     text_file(config_path_, render_config_json(plan_.config));
 

@@ -16,7 +16,8 @@ using namespace ck;
 
 class BumpV4Writer final : public PayloadWriter {
   public:
-    // Reads the options context=N, config=PATH, manifest=PATH, map=PATH.
+    // Reads the options context=N, config=PATH, manifest=PATH, map=PATH,
+    // weights_path=given|relative.
     BumpV4Writer(const Options& options, Context& context);
 
     void prepare(const ModelHeader& header, const std::filesystem::path& destination) override;
@@ -33,12 +34,18 @@ class BumpV4Writer final : public PayloadWriter {
     void dequantize_rows(const v4::Piece& piece, const TensorView& tensor);
     void dequantize_wo(const v4::Piece& piece, const TensorView& tensor);
 
+    // The manifest's weights_path: the bump path as given (the reference's form), or relative
+    // to the manifest's folder (weights_path=relative), which stays true when the folder moves.
+    std::string manifest_weights_path() const;
+
     const std::optional<std::filesystem::path> manifest_override_, map_override_;
+    const bool relative_weights_path_;
     v4::Plan plan_;
     std::filesystem::path manifest_path_, map_path_;
-    std::size_t entry_ = 0;    // next entry to fill
-    std::size_t piece_ = 0;    // next piece within that entry
-    std::vector<float> rows_;  // dequantized source rows, when they need padding or reordering
+    std::string manifest_text_;  // known in prepare(), written in begin()
+    std::size_t entry_ = 0;      // next entry to fill
+    std::size_t piece_ = 0;      // next piece within that entry
+    std::vector<float> rows_;    // dequantized source rows, when they need padding or reordering
 };
 
 }  // namespace ckplugin::bump

@@ -18,6 +18,9 @@ enum class ErrorKind {
     usage,      // exit 2: bad pipeline, option or argument
     plugin,     // exit 3: a plugin could not be loaded or is incompatible
     interrupt,  // the user pressed Ctrl-C
+    // exit 1: an output could not be written (it exists, is not a regular file, a write,
+    // fsync or rename failed). Last, so that the values before it keep their numbers.
+    output,
 };
 
 class CK_SDK_API Error : public std::runtime_error {
@@ -80,6 +83,10 @@ inline Error interrupted_error() {
 inline Error file_error(std::string message, std::string file,
                         std::optional<std::uint64_t> offset = {}) {
     return Error(std::move(message), std::move(file), offset);
+}
+// An output that cannot be written or put in place (exit 1, "kind": "output" in --json).
+inline Error output_error(std::string message, std::string file) {
+    return Error(std::move(message), std::move(file), {}, {}, ErrorKind::output);
 }
 // A plugin that broke its contract (exit 3): `where` is the plugin's library or name.
 inline Error plugin_bug(std::string message, std::string where = {}) {

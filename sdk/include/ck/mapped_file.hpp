@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "ck/error.hpp"
 #include "ck/export.hpp"
@@ -63,6 +64,9 @@ CK_SDK_API void throw_if_input_changed();
 // The path of the mapped input whose bytes contain `address`, if any (used to name the input
 // when the kernel refuses to read a vanished page on our behalf: write() fails with EFAULT).
 CK_SDK_API std::optional<std::string> mapped_input_at(const void* address);
+// The paths of the inputs mapped now (each once per live mapping): the files a conversion reads
+// its tensors from, which the host keeps outputs from replacing.
+CK_SDK_API std::vector<std::string> mapped_input_paths();
 // The error thrown for an input that changed while being read.
 CK_SDK_API Error input_changed_error(const std::string& path);
 

@@ -19,6 +19,14 @@ struct CK_SDK_API TensorInfo {
     std::vector<std::int64_t> ne;     // ne[0] innermost; its size is the number of dims as stored
     std::uint64_t nbytes = 0;         // bytes of the tensor's data
     std::uint64_t source_offset = 0;  // where the reader found it (format-specific, for display)
+    // How the file stores the tensor when the reader hands it out as another type (GGUF-lite's
+    // Q4_per_group_64, dequantized to F32 when read): the format's own name for the stored type
+    // and the bytes the file holds for it, for `inspect`. Empty and 0 when the reader hands out
+    // the bytes as stored. Only a reader's header means anything by them: stages ignore them.
+    // (The empty initializer lets code that lists only the fields before these keep compiling
+    // under -Wmissing-field-initializers.)
+    std::string stored_type{};
+    std::uint64_t stored_bytes = 0;
 
     std::uint64_t elements() const;    // product of ne (checked when the tensor was made)
     std::string shape_string() const;  // "[256, 1024]"

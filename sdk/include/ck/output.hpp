@@ -130,6 +130,14 @@ class CK_SDK_API OutputSet final : public OutputSink {
     std::vector<std::filesystem::path> created_dirs_;
 };
 
+// The directories from `dir` up that do not exist, deepest first: what creating a file in `dir`
+// has to create (OutputSet::create does, and `ckhost batch` notes them for its jobs).
+CK_SDK_API std::vector<std::filesystem::path> missing_directories(const std::filesystem::path& dir);
+// Removes each of `dirs` that is empty, deeper ones before the folders holding them (so that a
+// folder emptied by removing its last subfolder goes too); anything not empty stays. Never
+// throws.
+CK_SDK_API void remove_empty_directories(std::vector<std::filesystem::path> dirs) noexcept;
+
 // A temporary file of a ckhost process that has ended, removed by remove_stale_temporaries.
 struct StaleTemporary {
     std::filesystem::path path;

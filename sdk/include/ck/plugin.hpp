@@ -35,7 +35,7 @@
 // Bump whenever anything a plugin sees changes layout or meaning: this struct, the stage
 // interfaces, ModelHeader, Metadata, TensorView, Options, Context, OutputSet, Error.
 // tests/unit/test_abi_layout.cpp pins those layouts; libcksdk's SOVERSION follows this number.
-#define CK_PLUGIN_ABI_VERSION 4u
+#define CK_PLUGIN_ABI_VERSION 5u
 #define CK_PLUGIN_DESCRIPTOR_SYMBOL "ckhost_plugin_descriptor"
 
 // The toolchain fingerprint's values, as the including translation unit is compiled. Clang
@@ -156,6 +156,11 @@ struct ck_plugin_descriptor {
     ck::Writer* (*create_writer)(const ck::Options& options, ck::Context& context);
     // The kernel variant the plugin selected on this CPU ("avx2"); nullptr if it has no kernels.
     const char* (*kernel_variant)(void);
+    // `ckhost help STAGE`'s examples, one conversion a line as "PIPELINE INPUT OUTPUT" (the
+    // pipeline may hold spaces, the file names may not), e.g. "gguf:quantize[mix=q4_k_m]:gguf
+    // model-f16.gguf model-q4_k_m.gguf"; nullptr when the plugin gives none. The last field:
+    // the host reads it only when struct_size covers it.
+    const char* examples = nullptr;
 };
 
 typedef const ck_plugin_descriptor* (*ck_plugin_descriptor_fn)(void);
@@ -227,11 +232,13 @@ constexpr ck_option_descriptor switch_option(const char* name, std::uint32_t sta
     return {name, stages, "0", nullptr, help};
 }
 
-// Who the plugin is: its stage name (equal to the library's base name), version and summary.
+// Who the plugin is: its stage name (equal to the library's base name), version and summary,
+// and the examples `ckhost help NAME` shows (ck_plugin_descriptor::examples).
 struct PluginIdentity {
     const char* name;
     const char* version;
     const char* summary;
+    const char* examples = nullptr;
 };
 
 // What the plugin implements; every field may stay null. The descriptor's stage kinds are
@@ -265,7 +272,8 @@ constexpr ck_plugin_descriptor describe_plugin(const PluginIdentity& who,
             entry.create_reader,
             entry.create_transform,
             entry.create_writer,
-            entry.kernel_variant};
+            entry.kernel_variant,
+            who.examples};
 }
 
 // The same, with the plugin's option table.

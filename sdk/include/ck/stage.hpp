@@ -34,6 +34,10 @@ class Reader {
     // Integrity checks beyond open() for `ckhost verify` (checksums, ...), called after the
     // host has fetched every tensor once; throws on the first problem.
     virtual void verify() {}
+    // After open() threw: what the reader got through before the problem (facts, the metadata
+    // keys and tensor infos it read), which `inspect` shows before the error, as gguf-dump
+    // does; an empty header when it has nothing to show.
+    virtual ModelHeader read_before_failure() const { return {}; }
 };
 
 // Fetches tensor `index` of the previous stage's header.

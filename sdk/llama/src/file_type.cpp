@@ -158,9 +158,59 @@ std::optional<std::uint32_t> stored_file_type(const Metadata& metadata) {
     return static_cast<std::uint32_t>(*n);
 }
 
-FileTypeUpdate keep_file_type_true(const ModelHeader& before, ModelHeader& after) {
+namespace {
+
+// Makes general.file_type a fair name for `header`'s tensors: a value that fits is kept, one
+// that does not becomes llama.cpp's name for them, or goes when llama.cpp has none; an absent
+// key is added when llama.cpp has a name. The note ends with `why_prefix` and the type of the
+// most tensors ("the tensors are now mostly f32").
+void name_file_type(ModelHeader& header, const std::string& why_prefix,
+                    std::vector<std::string>& notes) {
+    const Value* is = header.metadata.find(file_type_key);
+    const FileTypeGuess guess = guess_file_type(header);
+    const std::optional<std::uint32_t> stored = stored_file_type(header.metadata);
+    const std::string why = why_prefix + name_of(guess.most_common_type);
+    if (stored && file_type_fits(*stored, guess)) {
+        // Still true: a Q4_K_S file whose output.weight was dequantized stays Q4_K_S.
+    } else if (guess.file_type) {
+        const auto value = static_cast<std::uint32_t>(*guess.file_type);
+        const std::string was =
+            is ? (stored ? file_type_label(*stored) : is->to_display()) + " -> " : "set to ";
+        header.metadata.set(std::string(file_type_key), Value::of_u32(value));
+        notes.push_back(std::string(file_type_key) + " " + was + file_type_label(value) + ": " +
+                        why);
+    } else if (is) {
+        notes.push_back(std::string(file_type_key) + " " +
+                        (stored ? file_type_label(*stored) : is->to_display()) +
+                        " removed: " + why + ", which llama.cpp has no file type for");
+        header.metadata.erase(file_type_key);
+    }
+}
+
+FileTypeUpdate update_from_notes(const std::vector<std::string>& notes) {
     FileTypeUpdate update;
-    if (typed_names(before) == typed_names(after)) return update;
+    update.changed = !notes.empty();
+    for (const std::string& n : notes) update.note += (update.note.empty() ? "" : "; ") + n;
+    return update;
+}
+
+}  // namespace
+
+bool file_type_contradicts(std::uint32_t stored, const FileTypeGuess& guess) {
+    const FileTypeInfo* info = find_file_type(stored);
+    if (!info || guess.counted == 0 || file_type_fits(stored, guess)) return false;
+    const auto quantized = [](std::uint32_t type) {
+        const TypeInfo* t = find_type(type);
+        return t && t->quantized;
+    };
+    // llama-quantize names the file after the mixture it was asked for, also when rows that fit
+    // no K block (micro-odd's Q4_K_M is mostly Q5_0) or --tensor-type overrides gave most
+    // tensors another quantized type.
+    return !(quantized(info->default_type) && quantized(guess.most_common_type));
+}
+
+FileTypeUpdate keep_file_type_true(const ModelHeader& before, ModelHeader& after) {
+    if (typed_names(before) == typed_names(after)) return {};
 
     const bool any_quantized =
         std::any_of(after.tensors.begin(), after.tensors.end(), [](const TensorInfo& t) {
@@ -174,33 +224,22 @@ FileTypeUpdate keep_file_type_true(const ModelHeader& before, ModelHeader& after
         notes.push_back(std::string(quantization_version_key) + " set to " +
                         std::to_string(quantization_version));
     }
-
-    const Value* was = before.metadata.find(file_type_key);
-    const Value* is = after.metadata.find(file_type_key);
     // Set, changed or removed by the stage itself: it knows better than the types.
-    if (same_value(was, is)) {
-        const FileTypeGuess guess = guess_file_type(after);
-        const std::optional<std::uint32_t> stored = stored_file_type(after.metadata);
-        const std::string why = "the tensors are now mostly " + name_of(guess.most_common_type);
-        if (stored && file_type_fits(*stored, guess)) {
-            // Still true: a Q4_K_S file whose output.weight was dequantized stays Q4_K_S.
-        } else if (guess.file_type) {
-            const auto value = static_cast<std::uint32_t>(*guess.file_type);
-            after.metadata.set(std::string(file_type_key), Value::of_u32(value));
-            notes.push_back(std::string(file_type_key) + " " +
-                            (is ? (stored ? file_type_label(*stored) : is->to_display()) + " -> "
-                                : std::string("set to ")) +
-                            file_type_label(value) + ": " + why);
-        } else if (is) {
-            after.metadata.erase(file_type_key);
-            notes.push_back(std::string(file_type_key) + " " +
-                            (stored ? file_type_label(*stored) : is->to_display()) +
-                            " removed: " + why + ", which llama.cpp has no file type for");
-        }
-    }
-    update.changed = !notes.empty();
-    for (const std::string& n : notes) update.note += (update.note.empty() ? "" : "; ") + n;
-    return update;
+    if (same_value(before.metadata.find(file_type_key), after.metadata.find(file_type_key)))
+        name_file_type(after, "the tensors are now mostly ", notes);
+    return update_from_notes(notes);
+}
+
+FileTypeUpdate name_file_type_as_read(ModelHeader& header) {
+    std::string stored;  // "Q4_per_group_64, Q8_per_channel": what the reader converted
+    for (const TensorInfo& t : header.tensors)
+        if (!t.stored_type.empty() && stored.find(t.stored_type) == std::string::npos)
+            stored += (stored.empty() ? "" : ", ") + t.stored_type;
+    // Without the key the file claims nothing, and a reader's header gains no keys.
+    if (stored.empty() || !header.metadata.contains(file_type_key)) return {};
+    std::vector<std::string> notes;
+    name_file_type(header, "the file stores " + stored + " and is read as mostly ", notes);
+    return update_from_notes(notes);
 }
 
 }  // namespace ck::llama

@@ -72,8 +72,8 @@ HeadGeometry head_geometry(const ModelHeader& header, const Hyperparameters& hp)
     const TensorInfo* embd = header.find_tensor(token_embd_name);
     if (!embd)
         throw tensor_error(
-            "required tensor is missing (bump v3 and head packing need it for the "
-            "embedding width)",
+            "required tensor is missing (its width is the embedding length the attention "
+            "heads are cut from)",
             token_embd_name);
     if (embd->ne.size() != 2)
         throw tensor_error("expected 2 dimensions [embedding_length, vocab_size], got " +

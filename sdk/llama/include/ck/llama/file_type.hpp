@@ -104,6 +104,13 @@ FileTypeGuess guess_file_type(const ModelHeader& header);
 // apart), or it is the loader's own name for that type.
 bool file_type_fits(std::uint32_t stored, const FileTypeGuess& guess);
 
+// Whether `stored`, a file type llama.cpp knows, says something the tensors contradict, which
+// `verify` fails: it does not fit (file_type_fits), unless it names a quantized mixture and the
+// tensors are mostly another quantized type, as llama-quantize's own files are when rows fit no
+// K block or --tensor-type overrides the mixture (inspect still says so). An id llama.cpp does
+// not know cannot be checked: false.
+bool file_type_contradicts(std::uint32_t stored, const FileTypeGuess& guess);
+
 // general.file_type as an unsigned integer; nullopt when absent or not a non-negative integer.
 std::optional<std::uint32_t> stored_file_type(const Metadata& metadata);
 
@@ -125,5 +132,13 @@ struct FileTypeUpdate {
 // - general.quantization_version: set to 2 when absent and a tensor is quantized; otherwise
 //   left alone (llama.cpp's tools write 2 in unquantized files too).
 FileTypeUpdate keep_file_type_true(const ModelHeader& before, ModelHeader& after);
+
+// The same rule for a reader's header whose tensors the reader converts on read (a tensor
+// with a TensorInfo::stored_type: GGUF-lite's Q8/Q4, read as F32): the file's key named what
+// the file stores, a conversion hands out other types, so the key is made to fit those (kept,
+// replaced or removed as above). Nothing happens for a header without the key (nothing is
+// claimed, and a reader's header gains no keys) or whose tensors are handed out as stored.
+// The host applies it right after Reader::open.
+FileTypeUpdate name_file_type_as_read(ModelHeader& header);
 
 }  // namespace ck::llama
