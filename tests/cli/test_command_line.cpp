@@ -37,18 +37,6 @@ fs::path garbage(const cktest::TempDir& dir) {
     return dir / "garbage.bin";
 }
 
-// The long options a command's help lists ("--dry-run"), read from `ckhost COMMAND --help`.
-std::set<std::string> options_in_help(const std::string& command) {
-    auto r = cktest::run_ckhost({command, "--help"});
-    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
-    std::set<std::string> names;
-    const std::regex option(R"(^  (?:-\w \[ )?(--[a-z-]+))");
-    std::istringstream lines(r.out);
-    for (std::string line; std::getline(lines, line);)
-        if (std::smatch m; std::regex_search(line, m, option)) names.insert(m[1]);
-    return names;
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(command_line)
@@ -396,7 +384,7 @@ BOOST_AUTO_TEST_CASE(manual_page_names_every_command_and_option) {
                                       "plugins", "batch", "batch-report", "completion", "help"}) {
         BOOST_TEST(contains(plain, ".B " + command), command);
         if (command == "help") continue;
-        for (const std::string& option : options_in_help(command))
+        for (const std::string& option : cktest::options_in_help(command))
             BOOST_TEST(contains(plain, option), command << ": " << option << " is not in ckhost.1");
     }
     auto groff = cktest::run_program("groff", {"-man", "-Tutf8", "-ww", "-z", page.string()});

@@ -35,18 +35,6 @@ std::vector<json> loaded_plugins() {
     return plugins;
 }
 
-// The long options a command's help lists ("--dry-run").
-std::set<std::string> listed_options(const std::string& command) {
-    auto r = cktest::run_ckhost({command, "--help"});
-    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
-    std::set<std::string> names;
-    const std::regex option(R"(^  (?:-\w \[ )?(--[a-z-]+))");
-    std::istringstream lines(r.out);
-    for (std::string line; std::getline(lines, line);)
-        if (std::smatch m; std::regex_search(line, m, option)) names.insert(m[1]);
-    return names;
-}
-
 // One example of a stage's help: `ckhost --pipeline P -i IN -o OUT`.
 struct Example {
     std::string pipeline, input, output;
@@ -212,7 +200,7 @@ BOOST_AUTO_TEST_CASE(command_help_lists_only_the_global_options_it_uses) {
         {"completion", {"--plugin-dir"}},
     };
     for (const auto& [command, used] : uses) {
-        const std::set<std::string> listed = listed_options(command);
+        const std::set<std::string> listed = cktest::options_in_help(command);
         for (const std::string& option : every)
             BOOST_TEST(listed.contains(option) == used.contains(option), command << " " << option);
         auto help = cktest::run_ckhost({command, "--help"});

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -104,6 +105,17 @@ RunResult run_program(const fs::path& program, const std::vector<std::string>& a
     r.out = slurp(out);
     r.err = slurp(err);
     return r;
+}
+
+std::set<std::string> options_in_help(const std::string& command) {
+    auto r = run_ckhost({command, "--help"});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    std::set<std::string> names;
+    const std::regex option(R"(^  (?:-\w \[ )?(--[a-z-]+))");
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);)
+        if (std::smatch m; std::regex_search(line, m, option)) names.insert(m[1]);
+    return names;
 }
 
 RunResult run_ckhost(const std::vector<std::string>& args) {
