@@ -141,8 +141,8 @@ OpenedFile open_with_any_reader(PluginRegistry& registry, const fs::path& file,
     // and opened as the folder; weights ckhost refuses to read (pickles) are named.
     const fs::path probed = probed_file(file);
     const std::string refused = refused_weights(file);
-    unsigned char head[256] = {};
-    std::size_t got = 0;
+    ProbeSample sample;
+    sample.path = probed;
     {
         const int fd = ::open(probed.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0) throw ck::Error(cannot_open(errno), file.string());
@@ -153,8 +153,9 @@ OpenedFile open_with_any_reader(PluginRegistry& registry, const fs::path& file,
             throw ck::Error(cannot_open(e) + (refused.empty() ? "" : "; " + refused),
                             file.string());
         }
-        while (got < sizeof head) {
-            const ssize_t n = ::read(fd, head + got, sizeof head - got);
+        while (sample.size < sizeof sample.head) {
+            const ssize_t n =
+                ::read(fd, sample.head + sample.size, sizeof sample.head - sample.size);
             if (n < 0 && errno == EINTR) continue;
             if (n < 0) {
                 const int e = errno;
@@ -163,17 +164,13 @@ OpenedFile open_with_any_reader(PluginRegistry& registry, const fs::path& file,
                                 file.string());
             }
             if (n == 0) break;
-            got += static_cast<std::size_t>(n);
+            sample.size += static_cast<std::size_t>(n);
         }
         ::close(fd);
     }
-    auto readers = registry.names_with(CK_STAGE_READER);
-    for (const auto& name : readers) {
+    const auto readers = registry.names_with(CK_STAGE_READER);
+    for (const auto& name : readers_recognising(registry, sample)) {
         const PluginEntry& p = registry.get(name);
-        if (!p.descriptor->probe) continue;
-        bool match =
-            call_plugin(name, [&] { return p.descriptor->probe(head, got, probed.c_str()); });
-        if (!match) continue;
         OpenedFile opened;
         opened.plugin = name;
         opened.reader.reset(
@@ -191,7 +188,7 @@ OpenedFile open_with_any_reader(PluginRegistry& registry, const fs::path& file,
     // ('gguf', byte-swapped) is the GGUF reader's to explain; anything else is simply none of
     // the formats, and "expected 'GGUF'" would wrongly suggest it was meant to be one.
     if (std::find(readers.begin(), readers.end(), "gguf") != readers.end() &&
-        gguf_should_explain(head, got)) {
+        gguf_should_explain(sample.head, sample.size)) {
         const PluginEntry& p = registry.get("gguf");
         std::unique_ptr<ck::Reader> reader(p.descriptor->create_reader(ck::Options(), context));
         call_plugin("gguf", [&] { return reader->open(file); });
@@ -199,7 +196,7 @@ OpenedFile open_with_any_reader(PluginRegistry& registry, const fs::path& file,
     if (!refused.empty()) throw ck::Error(refused, file.string());
     throw ck::Error("not a " + either_of(readers) +
                         " file: no reader plugin recognises it; it starts with " +
-                        first_bytes(head, got),
+                        first_bytes(sample.head, sample.size),
                     file.string());
 }
 
