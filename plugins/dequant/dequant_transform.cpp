@@ -3,16 +3,18 @@
 // best (chosen once, when the plugin is loaded).
 #include "dequant_transform.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <cstring>
-#include <memory>
-#include <new>
+#include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "ck/error.hpp"
 #include "ck/kernels/dequant.hpp"
-#include "ck/kernels/float_convert.hpp"
+#include "ck/kernels/narrow.hpp"
 #include "ck/parallel.hpp"
 #include "ck/stage.hpp"
 #include "ck/support/tensor_io.hpp"
@@ -27,12 +29,45 @@ constexpr std::uint32_t id(GgmlType t) {
     return static_cast<std::uint32_t>(t);
 }
 
-// Elements converted per pool item: a 16-bit target never stages a whole tensor as f32, and a
-// tensor of a few MB still spreads over every thread.
-constexpr std::size_t chunk_elements = 1 << 16;
-// An f32 target is written straight into the output: items of 4 MiB keep the kernels'
-// streaming stores (used from 1M elements on).
-constexpr std::size_t f32_chunk_elements = 1 << 20;
+// Elements converted per pool item. An f32 target is written straight into the output: items of
+// 4 MiB keep the kernels' streaming stores (used from 1M elements on). Each item gives its input
+// pages back in one madvise, whose TLB shootdown costs the same for 128 KiB as for 2 MiB: items
+// of 64Ki values made a BF16 -> F16 conversion spend 40% of its system time there.
+constexpr std::size_t chunk_elements = 1 << 20;
+// `elements` rounded down to whole blocks of `type`, at least one block.
+std::size_t whole_blocks(std::size_t elements, const ck::TypeInfo& type) {
+    return std::max<std::size_t>(elements / type.block_size, 1) * type.block_size;
+}
+
+// Maps the pages of [begin, end) writable in one call (MADV_POPULATE_WRITE, Linux 5.14 on), where
+// the kernels' first stores would fault them in one 4 KiB page at a time: on the development
+// machine (a virtual machine) that took a fifth off the system time of a BF16 -> F16
+// conversion. An older kernel refuses the advice, and the pages fault in as before.
+void populate_for_writing(std::byte* begin, std::byte* end) {
+#ifdef MADV_POPULATE_WRITE
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto first = reinterpret_cast<std::uintptr_t>(begin) / page * page;
+    const auto last = reinterpret_cast<std::uintptr_t>(end);
+    ::madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE);
+#else
+    (void)begin;
+    (void)end;
+#endif
+}
+
+// llama.cpp's converters store these in F32 whatever the output type (convert_hf_to_gguf.py's
+// rules for the families ckhost reads): 1-D tensors (norms, biases: tiny, and F16 would round
+// the norms every layer multiplies by), and by name any `*_norm.weight` and the expert routers
+// `ffn_gate_inp` / `ffn_gate_inp_shexp` (the router's logits pick the experts).
+enum class KeptF32 { no, one_dimensional, by_name };
+
+KeptF32 converters_keep_f32(const ck::TensorInfo& t) {
+    if (t.ne.size() == 1) return KeptF32::one_dimensional;
+    for (std::string_view suffix :
+         {"_norm.weight", ".ffn_gate_inp.weight", ".ffn_gate_inp_shexp.weight"})
+        if (t.name.ends_with(suffix)) return KeptF32::by_name;
+    return KeptF32::no;
+}
 
 }  // namespace
 
@@ -48,18 +83,16 @@ ck::ModelHeader Dequant::plan(const ck::ModelHeader& in) {
     filter_.check_matches(in, "dequant");
     ck::ModelHeader out = in;
     conversions_.assign(in.tensors.size(), std::nullopt);
-    std::vector<std::string> kept_f32;
+    std::size_t kept_f32[3] = {};  // by KeptF32
     for (std::size_t i = 0; i < in.tensors.size(); ++i) {
         ck::TensorInfo& t = out.tensors[i];
         if (!filter_.selects(t.name)) continue;
-        // llama.cpp's converters store 1-D tensors (norms, biases) in F32 whatever the
-        // output type: they are tiny, and F16 would round the norms every layer multiplies
-        // by. So do we, unless `only` names the tensor.
-        const std::uint32_t target =
-            target_ != id(GgmlType::f32) && t.ne.size() == 1 && !filter_.chosen_by_only(t.name)
-                ? id(GgmlType::f32)
-                : target_;
-        if (target != target_) kept_f32.push_back(t.name);
+        // What `only` names is converted, whatever it is.
+        const KeptF32 kept = target_ != id(GgmlType::f32) && !filter_.chosen_by_only(t.name)
+                                 ? converters_keep_f32(t)
+                                 : KeptF32::no;
+        const std::uint32_t target = kept != KeptF32::no ? id(GgmlType::f32) : target_;
+        ++kept_f32[static_cast<int>(kept)];
         if (t.type == target) continue;
         const ck::TypeInfo* info = ck::find_type(t.type);
         // Integer and f64 tensors are not weights to dequantize: they pass through.
@@ -73,10 +106,13 @@ ck::ModelHeader Dequant::plan(const ck::ModelHeader& in) {
         t.type = target;
         t.nbytes = *ck::tensor_bytes(target, t.ne);
     }
-    if (!kept_f32.empty())
-        context_.note("dequant: " + std::to_string(kept_f32.size()) +
-                      " 1-D tensor(s) (norms, biases) stay in f32, as llama.cpp's converters "
-                      "store them; name them with only= to convert them too");
+    const std::string why =
+        " stay in f32, as llama.cpp's converters store them; name them with only= to convert "
+        "them too";
+    if (const auto n = kept_f32[static_cast<int>(KeptF32::one_dimensional)])
+        context_.note("dequant: " + std::to_string(n) + " 1-D tensor(s) (norms, biases)" + why);
+    if (const auto n = kept_f32[static_cast<int>(KeptF32::by_name)])
+        context_.note("dequant: " + std::to_string(n) + " expert router(s) and norm(s)" + why);
     return out;
 }
 
@@ -92,32 +128,27 @@ ck::TensorView Dequant::convert(const Conversion& c, const ck::TensorView& in) c
     ck::kernels::DequantFn dequant = ck::kernels::plugin_dequant_table().fn[c.from];
     const std::uint64_t expected = *ck::row_bytes(c.from, c.elements);
     ck::support::check_tensor_bytes(in, expected, c.name, from.name);
+    const bool to_f32 = c.to == id(GgmlType::f32);
+    const std::size_t out_size = to_f32 ? 4 : 2;
     // 64-byte aligned: large f32 outputs then take the kernels' streaming-store path.
-    ck::TensorAllocation buffer =
-        ck::TensorView::allocate(c.elements * (c.to == id(GgmlType::f32) ? 4 : 2));
+    ck::TensorAllocation buffer = ck::TensorView::allocate(c.elements * out_size);
     std::byte* out = buffer.bytes.data();
     ck::TensorView view = std::move(buffer.view);
     const std::byte* src = in.bytes().data();
-    // Whole blocks per pool item (the split depends on the type only), each converted
-    // through a small f32 buffer when the target is 16-bit.
-    const std::size_t per_item = c.to == id(GgmlType::f32) ? f32_chunk_elements : chunk_elements;
-    const std::size_t step = std::max<std::size_t>(per_item / from.block_size, 1) * from.block_size;
-    auto* dst16 = reinterpret_cast<std::uint16_t*>(out);
-    auto* dst32 = reinterpret_cast<float*>(out);
-    const bool to_f32 = c.to == id(GgmlType::f32);
-    const bool to_f16 = c.to == id(GgmlType::f16);
+    const ck::kernels::NarrowTable& narrow = ck::kernels::plugin_narrow_table();
+    const ck::kernels::NarrowFn narrow_fn =
+        c.to == id(GgmlType::f16) ? narrow.to_f16 : narrow.to_bf16;
+    // Whole blocks per pool item (the split depends on the type only).
+    const std::size_t step = whole_blocks(chunk_elements, from);
     ck::parallel_chunks(c.elements, step, [&](std::size_t first, std::size_t end) {
         const std::size_t first_byte = first / from.block_size * from.block_bytes;
         const std::size_t n = end - first;
-        if (to_f32) {
-            dequant(src + first_byte, dst32 + first, n);
-        } else {
-            std::vector<float> scratch(n);
-            dequant(src + first_byte, scratch.data(), n);
-            for (std::size_t j = 0; j < n; ++j)
-                dst16[first + j] = to_f16 ? ck::kernels::f32_to_f16(scratch[j])
-                                          : ck::kernels::f32_to_bf16(scratch[j]);
-        }
+        populate_for_writing(out + first * out_size, out + end * out_size);
+        if (to_f32)
+            dequant(src + first_byte, reinterpret_cast<float*>(out) + first, n);
+        else
+            ck::kernels::dequantize_and_narrow(dequant, narrow_fn, from, src + first_byte,
+                                               reinterpret_cast<std::uint16_t*>(out) + first, n);
         // Blocks read are not read again: their input pages leave the resident set.
         in.release(first_byte, first_byte + n / from.block_size * from.block_bytes);
     });

@@ -2,6 +2,7 @@
 // (dequant_transform.hpp), its options and its descriptor.
 #include "ck/plugin.hpp"
 #include "ck/kernels/dequant.hpp"
+#include "ck/kernels/narrow.hpp"
 #include "ck/stage.hpp"
 #include "ck/tensor_filter.hpp"
 #include "dequant_transform.hpp"
@@ -27,7 +28,13 @@ const ck_plugin_descriptor descriptor = ck::describe_plugin(
      .kernel_variant = ck::kernels::plugin_dequant_variant,
      .flags = CK_PLUGIN_FLAG_CONCURRENT});
 
+// Choosing the kernel tables when loaded fixes the kernel variant as --isa allows (both tables
+// take the same: the best this CPU runs within it).
+void choose_kernels() {
+    ck::kernels::plugin_dequant_table();
+    ck::kernels::plugin_narrow_table();
+}
+
 }  // namespace
 
-// Choosing the dequant table when loaded fixes the kernel variant as --isa allows.
-CK_PLUGIN_ENTRY_WITH_LOAD(descriptor, ck::kernels::plugin_dequant_table)
+CK_PLUGIN_ENTRY_WITH_LOAD(descriptor, choose_kernels)

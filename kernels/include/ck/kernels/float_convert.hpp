@@ -55,6 +55,17 @@ inline std::uint16_t f32_to_f16(float f) {
     return sign | static_cast<std::uint16_t>(value);
 }
 
+// f32 -> f16 as numpy's astype(float16), with which llama.cpp's converters write every F16
+// tensor: f32_to_f16 for every number; a NaN keeps its sign and the top ten bits of its
+// payload, 0x7c00 | mantissa >> 13 (0x7c01 when those ten bits are zero), so a signalling NaN
+// stays signalling where ggml writes 0x7e00 and F16C 0x7e00 | mantissa >> 13.
+inline std::uint16_t f32_to_f16_numpy(float f) {
+    const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+    if ((x & 0x7fffffffu) <= 0x7f800000u) return f32_to_f16(f);
+    const std::uint32_t payload = (x & 0x7fffffu) >> 13;
+    return static_cast<std::uint16_t>(((x >> 16) & 0x8000) | 0x7c00 | (payload ? payload : 1));
+}
+
 // f32 -> bf16, round to nearest even; NaN is kept quiet: (bits >> 16) | 0x40 (ggml).
 inline std::uint16_t f32_to_bf16(float f) {
     const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
