@@ -6,6 +6,7 @@
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/llama/llama_keys.hpp"
+#include "ck/llama/plain_graph.hpp"
 #include "ck/support/tensor_io.hpp"
 
 namespace ckplugin::headpack {
@@ -60,6 +61,10 @@ ModelHeader Headpack::plan_padding(const ModelHeader& in) {
         throw key_error(
             "the heads are already padded (to " + v->to_display() + "); run headpack once",
             std::string(llama::aligned_head_dim_key));
+    // Padded heads are only for C-Kernel-Engine's bump files, whose graph is the plain llama
+    // one: a model beyond it is refused here, before a bump writer would refuse it.
+    if (const auto features = llama::beyond_plain_graph(in); !features.empty())
+        throw llama::plain_graph_refusal(in, features, "headpack");
     const llama::ArchKeys keys(in.metadata);
     const llama::HeadGeometry g = llama::head_geometry(in, keys);
     const std::uint64_t hd = g.head_dim;

@@ -205,18 +205,41 @@ constexpr std::array<Excluded, 35> excluded = {{
 
 // Why llama-quantize copies this tensor as it is, or nullopt when it may be quantized.
 std::optional<std::string> kept_as_is(const ck::TensorInfo& t, const MixSettings& settings) {
-    if (n_dims(t) < 2) return std::string("1-D tensor: copied");
-    const std::string& name = t.name;
-    if (!name.ends_with("weight")) return std::string("not a weight: copied");
-    if (settings.leave_output && name == "output.weight")
-        return std::string("output.weight: copied (--leave-output-tensor)");
-    for (const Excluded& e : excluded) {
-        if (contains(name, e.part)) return std::string(e.what) + ": copied";
+    std::optional<std::string> why = not_quantizable(t);
+    if (why || !settings.leave_output || t.name != "output.weight") return why;
+    return std::string("output.weight: copied (--leave-output-tensor)");
+}
+
+// The first step of tensor_type_fallback: a 256-element type's 32-element replacement; a type
+// of 32 or fewer elements has no smaller block and stays (F16 comes next); nullopt for a
+// larger block llama.cpp lists no replacement for.
+std::optional<std::uint32_t> smaller_block_type(std::uint32_t type) {
+    switch (static_cast<GgmlType>(type)) {
+        case GgmlType::iq1_s:
+        case GgmlType::iq1_m:
+        case GgmlType::iq2_xxs:
+        case GgmlType::iq2_xs:
+        case GgmlType::iq2_s:
+        case GgmlType::iq3_xxs:
+        case GgmlType::iq3_s:
+        case GgmlType::iq4_xs:
+            return id(GgmlType::iq4_nl);
+        case GgmlType::q2_0:
+        case GgmlType::q2_k:
+        case GgmlType::q3_k:
+        case GgmlType::tq1_0:
+        case GgmlType::tq2_0:
+            return id(GgmlType::q4_0);
+        case GgmlType::q4_k:
+            return id(GgmlType::q5_0);
+        case GgmlType::q5_k:
+            return id(GgmlType::q5_1);
+        case GgmlType::q6_k:
+            return id(GgmlType::q8_0);
+        default:
+            if (block_size(type) > 32) return std::nullopt;
+            return type;
     }
-    // LLM_TENSOR_POS_EMBD and LLM_TENSOR_TOKEN_TYPES (BERT), whole names.
-    if (name == "position_embd.weight") return std::string("position embedding: copied");
-    if (name == "token_types.weight") return std::string("token types: copied");
-    return std::nullopt;
 }
 
 struct Pick {
@@ -377,55 +400,19 @@ class Planner {
         return {pick.type, quantize, std::move(pick.rule)};
     }
 
-    // tensor_type_fallback: a type whose block does not divide the row length is replaced by a
-    // 32-element one, and by F16 when even that does not divide it.
+    // tensor_type_fallback, with the rule text saying what replaced what.
     Pick fallback(const ck::TensorInfo& t, Pick pick) const {
         const std::int64_t ncols = t.ne.empty() ? 1 : t.ne[0];
         const std::uint32_t block = block_size(pick.type);
         if (ncols % block == 0) return pick;
-        std::uint32_t to = 0;
-        switch (static_cast<GgmlType>(pick.type)) {
-            case GgmlType::iq1_s:
-            case GgmlType::iq1_m:
-            case GgmlType::iq2_xxs:
-            case GgmlType::iq2_xs:
-            case GgmlType::iq2_s:
-            case GgmlType::iq3_xxs:
-            case GgmlType::iq3_s:
-            case GgmlType::iq4_xs:
-                to = id(GgmlType::iq4_nl);
-                break;
-            case GgmlType::q2_0:
-            case GgmlType::q2_k:
-            case GgmlType::q3_k:
-            case GgmlType::tq1_0:
-            case GgmlType::tq2_0:
-                to = id(GgmlType::q4_0);
-                break;
-            case GgmlType::q4_k:
-                to = id(GgmlType::q5_0);
-                break;
-            case GgmlType::q5_k:
-                to = id(GgmlType::q5_1);
-                break;
-            case GgmlType::q6_k:
-                to = id(GgmlType::q8_0);
-                break;
-            default:
-                throw ck::tensor_error(
-                    "row length " + std::to_string(ncols) + " is not a multiple of " +
-                        shown(pick.type) + "'s block of " + std::to_string(block) +
-                        ", and llama.cpp defines no fallback type for " + shown(pick.type),
-                    t.name, header_.source);
-        }
-        std::string why = "fallback: row length " + std::to_string(ncols) +
-                          " is not a multiple of " + std::to_string(block) + " (" +
-                          shown(pick.type) + ")";
-        if (ncols % block_size(to) != 0) {
-            why += " nor of " + std::to_string(block_size(to)) + " (" + shown(to) + ")";
-            to = id(GgmlType::f16);
-        }
-        return {to, pick.rule + "; " + why + " -> " + shown(to)};
+        const std::optional<std::uint32_t> to = fallback_type(pick.type, ncols);
+        if (!to)
+            throw ck::tensor_error(
+                "row length " + std::to_string(ncols) + " is not a multiple of " +
+                    shown(pick.type) + "'s block of " + std::to_string(block) +
+                    ", and llama.cpp defines no fallback type for " + shown(pick.type),
+                t.name, header_.source);
+        return {*to, pick.rule + "; fallback: " + fallback_reason(pick.type, ncols, *to)};
     }
 
     // llama_tensor_get_type_impl for the supported mixtures.
@@ -661,6 +648,38 @@ std::vector<std::string> mix_names() {
     names.reserve(mixes.size());
     for (const MixEntry& m : mixes) names.emplace_back(m.name);
     return names;
+}
+
+std::optional<std::string> not_quantizable(const ck::TensorInfo& t) {
+    if (n_dims(t) < 2) return std::string("1-D tensor: copied");
+    const std::string& name = t.name;
+    if (!name.ends_with("weight")) return std::string("not a weight: copied");
+    for (const Excluded& e : excluded) {
+        if (contains(name, e.part)) return std::string(e.what) + ": copied";
+    }
+    // LLM_TENSOR_POS_EMBD and LLM_TENSOR_TOKEN_TYPES (BERT), whole names.
+    if (name == "position_embd.weight") return std::string("position embedding: copied");
+    if (name == "token_types.weight") return std::string("token types: copied");
+    return std::nullopt;
+}
+
+std::optional<std::uint32_t> fallback_type(std::uint32_t type, std::int64_t row_length) {
+    if (row_length % block_size(type) == 0) return type;
+    const std::optional<std::uint32_t> smaller = smaller_block_type(type);
+    if (!smaller) return std::nullopt;
+    // "Most likely this tensor's first dimension is not divisible by 32": F16, which takes any
+    // row length.
+    if (row_length % block_size(*smaller) != 0) return id(GgmlType::f16);
+    return smaller;
+}
+
+std::string fallback_reason(std::uint32_t type, std::int64_t row_length, std::uint32_t to) {
+    std::string why = "row length " + std::to_string(row_length) + " is not a multiple of " +
+                      std::to_string(block_size(type)) + " (" + shown(type) + ")";
+    const std::optional<std::uint32_t> smaller = smaller_block_type(type);
+    if (smaller && *smaller != type && *smaller != to)
+        why += " nor of " + std::to_string(block_size(*smaller)) + " (" + shown(*smaller) + ")";
+    return why + " -> " + shown(to);
 }
 
 MixPlan plan_mixture(const ck::ModelHeader& header, const MixSettings& settings) {

@@ -4,7 +4,9 @@
 // importance matrix. Nothing here quantizes; the quantize plugin asks it for a plan.
 //
 // Checked tensor for tensor against llama-quantize's own outputs in
-// ../shared/testdata/quant/ (tests/transforms/test_quantize_mixture.cpp).
+// ../shared/testdata/quant/ (tests/transforms/test_quantize_mixture.cpp), and file for file on
+// today's architectures (experts, fused attn_qkv, tied embeddings, q/k norms:
+// tests/transforms/test_quantize_hf_arch.cpp).
 #pragma once
 
 #include <cstdint>
@@ -54,6 +56,22 @@ struct MixPlan {
     std::vector<TensorChoice> tensors;  // indices match header.tensors
     std::uint32_t file_type;            // general.file_type of the result
 };
+
+// llama.cpp's tensor_allows_quantization: why llama-quantize copies this tensor as it is (a 1-D
+// tensor, a name not ending in "weight", a norm, an expert router, ...), or nullopt when it may
+// be quantized. convert_hf_to_gguf.py keeps the same tensors in F32 for its quantized outputs.
+std::optional<std::string> not_quantizable(const ck::TensorInfo& t);
+
+// llama.cpp's tensor_type_fallback: the type a row of `row_length` elements gets instead of
+// `type` when `type`'s block does not divide it. A 256-element type becomes its 32-element
+// replacement (Q4_K: Q5_0, Q6_K: Q8_0, ...); a 32-element type (Q8_0, Q4_0, IQ4_NL, ...), or a
+// replacement that does not divide the row either, becomes F16, which takes any length. `type`
+// itself when its block divides the row; nullopt for a type llama.cpp lists no fallback for.
+// convert_hf_to_gguf.py writes F16 in the same case (its q8_0 output).
+std::optional<std::uint32_t> fallback_type(std::uint32_t type, std::int64_t row_length);
+// "row length 80 is not a multiple of 256 (Q4_K) nor of 32 (Q5_0) -> F16": why `to` replaced
+// `type` (to = fallback_type(type, row_length)).
+std::string fallback_reason(std::uint32_t type, std::int64_t row_length, std::uint32_t to);
 
 // The type of every tensor of `header` under `settings`. Model facts come from the metadata:
 // general.architecture, <arch>.block_count, <arch>.attention.head_count(_kv), <arch>.expert_count.

@@ -15,7 +15,8 @@ using ckplugin::quantize::target_choices;
 
 const ck_option_descriptor options[] = {
     {"to", CK_STAGE_TRANSFORM, "q8_0", target_choices,
-     "one type for every selected 2-D weight (rows not a multiple of its block are copied)"},
+     "one type for every selected weight (llama-quantize --pure: rows its block does not divide "
+     "get llama.cpp's fallback type, F16 for q8_0)"},
     ck::value_option(
         "mix", CK_STAGE_TRANSFORM,
         "llama-quantize's per-tensor choice for a named file type: q4_0 q4_1 q5_0 q5_1 q8_0 q2_k "

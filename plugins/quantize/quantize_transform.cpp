@@ -142,25 +142,7 @@ ck::ModelHeader Quantize::plan(const ck::ModelHeader& in) {
             if (mix.tensors[i].quantized) plan_tensor(in, i, mix.tensors[i].type, rules[i]);
         }
     } else {
-        for (std::size_t i = 0; i < in.tensors.size(); ++i) {
-            const ck::TensorInfo& t = in.tensors[i];
-            if (t.ne.size() < 2) {
-                rules[i] = "1-D tensor: copied";
-                continue;
-            }
-            const ck::TypeInfo& to = *ck::find_type(target_);
-            if (t.ne[0] % to.block_size != 0) {
-                rules[i] = "row length " + std::to_string(t.ne[0]) + " is not a multiple of " +
-                           std::to_string(to.block_size) + ": copied";
-                context_.warn(ck::support::tensor_subject(t.name) + ": rows of " +
-                              std::to_string(t.ne[0]) + " elements are not a multiple of " +
-                              std::to_string(to.block_size) + "; left as " +
-                              std::string(ck::type_name(t.type)));
-                continue;
-            }
-            rules[i] = "to=" + std::string(to.name);
-            plan_tensor(in, i, target_, rules[i]);
-        }
+        for (std::size_t i = 0; i < in.tensors.size(); ++i) rules[i] = plan_one_type(in, i);
     }
     for (std::size_t i = 0; i < in.tensors.size(); ++i) {
         if (!jobs_[i]) continue;
@@ -185,6 +167,29 @@ ck::ModelHeader Quantize::plan(const ck::ModelHeader& in) {
     source_.clear();
     if (llama_order_) use_llama_layout(out, file_type);
     return out;
+}
+
+// to=TYPE for tensor i: the tensors llama-quantize never quantizes are copied; a row that
+// TYPE's block does not divide gets llama.cpp's fallback type (F16 for a 32-element type such
+// as Q8_0, as llama-quantize and convert_hf_to_gguf.py write it). Returns the rule.
+std::string Quantize::plan_one_type(const ck::ModelHeader& in, std::size_t i) {
+    const ck::TensorInfo& t = in.tensors[i];
+    if (std::optional<std::string> why = not_quantizable(t)) return *why;
+    std::string rule = "to=" + std::string(ck::type_name(target_));
+    const std::optional<std::uint32_t> to = fallback_type(target_, t.ne[0]);
+    if (!to)  // every type to= offers has a fallback; a new one without must say so
+        throw ck::tensor_error("row length " + std::to_string(t.ne[0]) + " is not a multiple of " +
+                                   std::string(ck::type_name(target_)) +
+                                   "'s block, and llama.cpp defines no fallback type for it",
+                               t.name, in.source);
+    if (*to != target_) {
+        const std::string why = fallback_reason(target_, t.ne[0], *to);
+        rule += "; fallback: " + why;
+        context_.warn(ck::support::tensor_subject(t.name) + ": " + why +
+                      ", as llama-quantize and convert_hf_to_gguf.py write it");
+    }
+    plan_tensor(in, i, *to, rule);
+    return rule;
 }
 
 void Quantize::use_llama_layout(ck::ModelHeader& out, std::optional<std::uint32_t> file_type) {

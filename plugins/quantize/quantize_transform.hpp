@@ -36,6 +36,9 @@ class Quantize final : public ck::Transform {
         ck::kernels::QuantizeRowFn quantize;
     };
 
+    // to=TYPE: plans tensor i of `in` (TYPE, or llama.cpp's fallback type for its rows) and
+    // returns the rule that decided.
+    std::string plan_one_type(const ck::ModelHeader& in, std::size_t i);
     // Plans tensor i of `in` to become `to`, or leaves it (rule says why) when it cannot.
     void plan_tensor(const ck::ModelHeader& in, std::size_t i, std::uint32_t to, std::string& rule);
     // The "quantize" report (each tensor's types, rule and sizes; bits per weight),

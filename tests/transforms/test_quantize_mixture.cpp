@@ -297,15 +297,48 @@ BOOST_AUTO_TEST_CASE(fallbacks_and_tied_embeddings) {
     BOOST_TEST(choice(h, q2, "blk.1.attn_v.weight").type == id(GgmlType::q5_0));
     BOOST_TEST(cktest::contains(choice(h, q2, "blk.1.attn_v.weight").rule, "n_gqa 5"));
 
-    // --pure still falls back; a legacy type that does not divide a row cannot be chosen.
+    // --pure still falls back. A 32-element type that does not divide a row has no smaller
+    // block to fall back to: F16, as llama.cpp's tensor_type_fallback (late 2025) writes it
+    // (llama-quantize Q8_0 writes mixtral-bf16's 80-wide ffn_down_exps F16:
+    // tests/transforms/test_quantize_hf_arch.cpp).
     mq::MixSettings pure = settings_for("Q4_K_M");
     pure.pure = true;
     const mq::MixPlan p = mq::plan_mixture(h, pure);
     BOOST_TEST(choice(h, p, "token_embd.weight").type == id(GgmlType::q5_0));
     BOOST_TEST(choice(h, p, "blk.1.attn_v.weight").type == id(GgmlType::q5_0));
-    BOOST_CHECK_EXCEPTION(
-        mq::plan_mixture(h, settings_for("Q4_0")), ck::Error,
-        [](const ck::Error& e) { return e.subject() == "tensor 'blk.0.ffn_up.weight'"; });
+    for (const char* mix : {"Q4_0", "Q8_0", "IQ4_NL"}) {
+        const auto& legacy =
+            choice(h, mq::plan_mixture(h, settings_for(mix)), "blk.0.ffn_up.weight");
+        BOOST_TEST(legacy.type == id(GgmlType::f16), mix);
+        BOOST_TEST(cktest::contains(legacy.rule, "row length 48 is not a multiple of 32"),
+                   legacy.rule);
+        BOOST_TEST(cktest::contains(legacy.rule, "-> F16"), legacy.rule);
+    }
+}
+
+// tensor_type_fallback on its own: each type's replacement, F16 when that does not fit either,
+// the type itself when its block divides the row, and no answer for a type without a rule.
+BOOST_AUTO_TEST_CASE(fallback_types) {
+    struct Row {
+        GgmlType type;
+        std::int64_t length;
+        GgmlType expected;
+    };
+    for (const Row& r :
+         {Row{GgmlType::q4_k, 64, GgmlType::q5_0}, Row{GgmlType::q4_k, 80, GgmlType::f16},
+          Row{GgmlType::q6_k, 96, GgmlType::q8_0}, Row{GgmlType::q5_k, 160, GgmlType::q5_1},
+          Row{GgmlType::q2_k, 32, GgmlType::q4_0}, Row{GgmlType::tq2_0, 64, GgmlType::q4_0},
+          Row{GgmlType::q8_0, 144, GgmlType::f16}, Row{GgmlType::q8_0, 128, GgmlType::q8_0},
+          Row{GgmlType::q4_0, 80, GgmlType::f16}, Row{GgmlType::iq4_nl, 48, GgmlType::f16},
+          Row{GgmlType::f16, 7, GgmlType::f16}, Row{GgmlType::q4_k, 512, GgmlType::q4_k}})
+        BOOST_TEST(mq::fallback_type(id(r.type), r.length).value_or(~0u) == id(r.expected),
+                   ck::type_name(id(r.type)) << " rows of " << r.length);
+    BOOST_TEST(mq::fallback_reason(id(GgmlType::q4_k), 80, id(GgmlType::f16)) ==
+               "row length 80 is not a multiple of 256 (Q4_K) nor of 32 (Q5_0) -> F16");
+    BOOST_TEST(mq::fallback_reason(id(GgmlType::q8_0), 144, id(GgmlType::f16)) ==
+               "row length 144 is not a multiple of 32 (Q8_0) -> F16");
+    // Q8_K (256-element blocks, never a file type's weight) has no replacement in llama.cpp.
+    BOOST_TEST(!mq::fallback_type(id(GgmlType::q8_k), 64).has_value());
 }
 
 // With --output-tensor-type and no output.weight, the tied embedding takes that type;

@@ -8,6 +8,7 @@
 #include "ck/conventions/ckhost_keys.hpp"
 #include "ck/error.hpp"
 #include "ck/llama/llama_keys.hpp"
+#include "ck/llama/plain_graph.hpp"
 #include "ck/support/destination.hpp"
 #include "config_json.hpp"
 
@@ -28,24 +29,10 @@ std::optional<std::uint32_t> context_option(const ck::Options& options) {
 
 }  // namespace
 
-void refuse_rope_scaling(const ck::ModelHeader& header, std::string_view format) {
-    const std::string runtime =
-        "C-Kernel-Engine's " + std::string(format) +
-        " runtime computes RoPE from config.json's rope_theta alone, so the model would run with "
-        "the wrong positions; nothing was written";
-    for (const std::string_view name : ck::llama::rope_factor_tensor_names)
-        if (header.find_tensor(name))
-            throw ck::tensor_error(
-                "per-frequency RoPE factors (Llama 3.1's rope_type llama3, Phi-3's "
-                "longrope) have no place in bump: " +
-                    runtime,
-                name, header.source);
-    const ck::llama::ArchKeys keys(header.metadata);
-    if (const auto scaling = ck::llama::rope_scaling(keys))
-        throw ck::key_error("RoPE scaling (" + scaling->type + ", factor " +
-                                ck::Value::of_f64(scaling->factor.value).to_display() +
-                                ") cannot be carried into bump: " + runtime,
-                            scaling->factor_key, header.source);
+void refuse_beyond_plain_graph(const ck::ModelHeader& header, std::string_view format) {
+    const std::vector<ck::llama::GraphFeature> features = ck::llama::beyond_plain_graph(header);
+    if (!features.empty())
+        throw ck::llama::plain_graph_refusal(header, features, std::string(format));
 }
 
 PayloadWriter::PayloadWriter(const ck::Options& options, ck::Context& context, std::string format,
@@ -71,7 +58,7 @@ std::optional<fs::path> PayloadWriter::path_option(const ck::Options& options,
 
 void PayloadWriter::plan_input(const ck::ModelHeader& header, const std::function<void()>& plan) {
     header_ = header;
-    refuse_rope_scaling(header_, format_);
+    refuse_beyond_plain_graph(header_, format_);
     try {
         plan();
     } catch (const ck::Error& e) {

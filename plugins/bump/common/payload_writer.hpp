@@ -23,12 +23,14 @@
 
 namespace ckplugin::bump {
 
-// Refuses a model whose RoPE is scaled (a scaling factor in its metadata, or a tensor of
-// per-frequency factors such as Llama 3.1's rope_freqs.weight), naming the key or tensor.
-// C-Kernel-Engine's bump v3 and v4 runtimes read only rope_theta from config.json and have no
-// place for such factors, so the converted model would attend with the wrong positions at every
-// length: a wrong result is refused, as bump v4 refuses biases it would have to drop.
-void refuse_rope_scaling(const ck::ModelHeader& header, std::string_view format);
+// Refuses a model that uses more than C-Kernel-Engine's plain llama graph (experts, fused
+// projections, q/k norms, Gemma's extra norms and soft-capping, heads wider than E/H, a sliding
+// window, scaled RoPE or per-frequency RoPE factors: ck/llama/plain_graph.hpp), naming the
+// architecture, every such feature and the tensor or key that shows the first. Both bump
+// versions have slots and config.json keys for the plain graph only, so the converted model
+// would compute something else: a wrong result is refused, as bump v4 refuses biases it would
+// have to drop (docs/decisions/0002-bump-rope-scaling.md, 0054-...).
+void refuse_beyond_plain_graph(const ck::ModelHeader& header, std::string_view format);
 
 class PayloadWriter : public ck::Writer {
   public:
