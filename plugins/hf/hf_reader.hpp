@@ -1,13 +1,16 @@
 // HfReader: a Hugging Face checkpoint folder (or its config.json) read as llama.cpp's
-// convert_hf_to_gguf.py reads it: tensors renamed to llama.cpp's names, attn_q/attn_k rows
-// permuted out of the rotary layout, 1-D tensors widened to F32, general.* and <arch>.* keys
-// from the folder and config.json, the tokenizer from tokenizer.model.
+// convert_hf_to_gguf.py reads it. The model family's description (architectures.cpp) says
+// which tensors it becomes and how (tensor_plan.cpp), which keys config.json gives
+// (model_keys.cpp) and which tensors are generated (generated_tensors.cpp); this file opens the
+// folder, puts the header together and hands out each tensor's bytes.
 #pragma once
 
 #include <vector>
 
 #include "checkpoint.hpp"
 #include "ck/stage.hpp"
+#include "generated_tensors.hpp"
+#include "tensor_plan.hpp"
 
 namespace ckplugin::hf {
 
@@ -18,17 +21,11 @@ class HfReader final : public ck::Reader {
     ck::TensorView tensor(std::size_t index) override;
     void verify() override { checkpoint_.verify(); }
 
-    // What tensor() does to the stored bytes.
-    struct Source {
-        StoredTensor stored;
-        enum class Action { copy, permute_rows, widen_to_f32 } action = Action::copy;
-        std::int64_t heads = 0;  // permute_rows: heads of the projection
-    };
-
   private:
     ck::Context& context_;
     Checkpoint checkpoint_;
-    std::vector<Source> sources_;
+    GeneratedTensors generated_;
+    std::vector<PlannedTensor> plan_;
 };
 
 bool looks_like_checkpoint(const unsigned char* head, std::size_t size, const char* path);

@@ -2,19 +2,23 @@
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <vector>
 
 #include "chat_template.hpp"
 #include "ck/error.hpp"
+#include "post_processor.hpp"
 
 namespace fs = std::filesystem;
+using nlohmann::json;
 using nlohmann::ordered_json;
 
 namespace ckplugin::hf {
 namespace {
 
-// gguf-py's key for each special token type; add_<type>_token exists for bos, eos, sep only
-// (the writer has no method for the others, so the converter drops them).
+// gguf-py's key for each special token type it has a writer for: cls has none (the converter
+// skips it with a warning, although llama.cpp reads tokenizer.ggml.cls_token_id), and
+// add_<type>_token exists for bos, eos and sep only.
 struct SpecialType {
     const char* type;
     const char* id_key;
@@ -26,7 +30,6 @@ constexpr SpecialType special_types[] = {
     {"unk", "tokenizer.ggml.unknown_token_id", false},
     {"sep", "tokenizer.ggml.seperator_token_id", true},  // gguf's spelling
     {"pad", "tokenizer.ggml.padding_token_id", false},
-    {"cls", "tokenizer.ggml.cls_token_id", false},
     {"mask", "tokenizer.ggml.mask_token_id", false},
     {"eot", "tokenizer.ggml.eot_token_id", false},
     {"eom", "tokenizer.ggml.eom_token_id", false},
@@ -38,41 +41,13 @@ const SpecialType* find_type(const std::string& type) {
     return nullptr;
 }
 
-// Python's dict: insertion order kept, an update keeps the first position.
-template <class V>
-void put(std::vector<std::pair<std::string, V>>& list, const std::string& key, V value,
-         bool keep_first = false) {
-    for (auto& entry : list)
-        if (entry.first == key) {
-            if (!keep_first) entry.second = value;
-            return;
-        }
-    list.emplace_back(key, value);
-}
-
-// A tokenizer_config entry as the converter compares it: a string, or nothing.
-std::optional<std::string> text_of(const ordered_json& tc, const std::string& key) {
-    const auto it = tc.find(key);
-    if (it == tc.end() || !it->is_string() || it->get<std::string>().empty()) return std::nullopt;
-    return it->get<std::string>();
-}
-
-std::optional<std::string> special_token_id(const ordered_json& item) {
-    if (!item.is_object()) return std::nullopt;
-    const auto special = item.find("SpecialToken");
-    if (special == item.end() || !special->is_object()) return std::nullopt;
-    const auto id = special->find("id");
-    if (id == special->end() || !id->is_string() || id->get<std::string>().empty())
-        return std::nullopt;
-    return id->get<std::string>();
-}
-
-std::vector<std::string> merges_of(const ordered_json& tokenizer, const fs::path& file) {
+std::vector<std::string> merges_of(const json& tokenizer, const fs::path& file) {
     std::vector<std::string> merges;
     const auto model = tokenizer.find("model");
-    if (model == tokenizer.end() || !model->is_object() || !model->contains("merges"))
-        return merges;
-    for (const auto& m : (*model)["merges"]) {
+    if (model == tokenizer.end() || !model->is_object()) return merges;
+    const auto list = model->find("merges");
+    if (list == model->end() || !list->is_array()) return merges;
+    for (const auto& m : *list) {
         if (m.is_string()) {
             merges.push_back(m.get<std::string>());
         } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
@@ -92,128 +67,113 @@ std::vector<std::string> merges_of(const ordered_json& tokenizer, const fs::path
     return merges;
 }
 
-// The tokens named in tokenizer_config.json as the post-processor is read: bos/eos/cls/sep
-// texts, nullopt where the config names none.
-struct SpecialTokenTexts {
-    std::optional<std::string> bos, eos, cls, sep;
-};
-
 // gguf-py's SpecialVocab while it reads the files, one method per file in the converter's
 // order: each later file only adds what the earlier ones left (ids keep their first value) or
 // overrides a flag, so the steps share this state rather than return values.
 class SpecialVocabBuilder {
   public:
-    SpecialVocabBuilder(const TokenizerFiles& files, std::size_t n_vocab)
-        : n_vocab_(n_vocab),
-          tc_(files.tokenizer_config && files.tokenizer_config->is_object()
-                  ? *files.tokenizer_config
-                  : ordered_json::object()),
-          have_tc_(!tc_.empty()) {}
+    SpecialVocabBuilder(const TokenizerFiles& files, std::optional<std::size_t> n_vocab,
+                        ck::Context& context)
+        : n_vocab_(n_vocab), context_(context) {
+        if (files.tokenizer_config && files.tokenizer_config->is_object())
+            state_.tc = *files.tokenizer_config;
+        state_.have_tc = !state_.tc.empty();
+    }
 
-    // tokenizer.json: the merges, the added tokens, and what its post-processor says about
-    // bos/eos (it may rewrite the config's eos, as the converter does).
-    void read_tokenizer_json(const ordered_json& tj, bool load_merges, const fs::path& file,
-                             ck::Context& context) {
+    // tokenizer.json: the merges, the normalizer flags, the added tokens, and what its
+    // post-processor says about bos/eos/sep (it may rewrite the config's texts).
+    void read_tokenizer_json(const json& tj, bool load_merges, const fs::path& file) {
+        if (!tj.is_object()) throw ck::Error("tokenizer.json is not a JSON object", file.string());
         if (load_merges) merges_ = merges_of(tj, file);
-        if (tj.contains("added_tokens") && tj["added_tokens"].is_array())
-            added_ = tj["added_tokens"];
-        SpecialTokenTexts texts = special_texts();
+        if (const auto normalizer = tj.find("normalizer"); normalizer != tj.end())
+            read_normalizer(*normalizer, file);
+        if (const auto added = tj.find("added_tokens"); added != tj.end() && added->is_array())
+            added_ = &*added;
+        if (tj.empty()) return;
         const auto post = tj.find("post_processor");
-        if (post != tj.end() && post->is_object()) read_post_processor(*post, texts);
-        if (!have_tc_)
-            context.note(
+        read_post_processor(post == tj.end() ? json() : *post, state_, file.string());
+        if (!state_.have_tc)
+            context_.note(
                 "tokenizer.json without tokenizer_config.json: no special token ids from it");
     }
 
     // tokenizer_config.json: add_<type>_token flags, and <type>_token texts looked up among
-    // the added tokens for their ids.
-    void read_tokenizer_config() {
-        if (!have_tc_) return;
-        for (const std::string& type : types_) {
-            if (const auto add = tc_.find("add_" + type + "_token");
-                add != tc_.end() && add->is_boolean())
-                put(adds_, type, add->get<bool>());
-            if (const auto content = token_content(type)) set_id_of_added(type, *content);
+    // tokenizer.json's added tokens for their ids.
+    void read_tokenizer_config(const fs::path& tokenizer_json_file) {
+        if (!state_.have_tc) return;
+        for (const std::string& type : state_.types) {
+            if (const auto add = state_.tc.find("add_" + type + "_token");
+                add != state_.tc.end() && add->is_boolean())
+                set_add_flag(state_.adds, type, add->get<bool>());
+            if (const auto content = token_content(type))
+                set_id_of_added(type, *content, tokenizer_json_file);
         }
     }
 
-    // config.json: <type>_token_id, where the tokenizer files gave none.
-    void read_config(const ordered_json& config) {
-        for (const std::string& type : types_)
-            if (const auto id = config.find(type + "_token_id"); id != config.end())
-                set_id(type, *id);
+    // config.json: <type>_token_id (else text_config's), where the tokenizer files gave none.
+    void read_config(const ordered_json& config, const fs::path& file) {
+        const auto text_config = config.find("text_config");
+        for (const std::string& type : state_.types) {
+            const auto root = config.find(type + "_token_id");
+            const ordered_json* id = root == config.end() ? nullptr : &*root;
+            if ((!id || id->is_null()) && text_config != config.end() && text_config->is_object())
+                if (const auto inner = text_config->find(type + "_token_id");
+                    inner != text_config->end())
+                    id = &*inner;
+            if (id) set_id(type, *id, file);
+        }
     }
 
-    void write(ck::Metadata& metadata) const {
+    void write_ids_and_flags(ck::Metadata& metadata) const {
         if (!merges_.empty())
             metadata.set("tokenizer.ggml.merges",
                          ck::Value::of_array(ck::ArrayValue::of_strings(merges_)));
         for (const auto& [type, id] : ids_)
             if (const SpecialType* t = find_type(type))
                 metadata.set(t->id_key, ck::Value::of_u32(id));
-        for (const auto& [type, add] : adds_)
+        for (const auto& [type, add] : state_.adds)
             if (const SpecialType* t = find_type(type); t && t->has_add_key)
                 metadata.set("tokenizer.ggml.add_" + type + "_token", ck::Value::of_bool(add));
     }
 
+    // After the chat template, as gguf-py's add_to_gguf writes them.
+    void write_normalizer_flags(ck::Metadata& metadata) const {
+        if (lowercase_)
+            metadata.set("tokenizer.ggml.normalizer.lowercase", ck::Value::of_bool(*lowercase_));
+        if (strip_accents_)
+            metadata.set("tokenizer.ggml.normalizer.strip_accents",
+                         ck::Value::of_bool(*strip_accents_));
+    }
+
   private:
-    // The config's bos/eos texts, falling back to cls/sep (written back into the config, as
-    // the converter does, so the id lookup later finds them).
-    SpecialTokenTexts special_texts() {
-        SpecialTokenTexts texts{text_of(tc_, "bos_token"), text_of(tc_, "eos_token"),
-                                text_of(tc_, "cls_token"), text_of(tc_, "sep_token")};
-        if (!texts.bos && texts.cls && have_tc_) tc_["bos_token"] = *(texts.bos = texts.cls);
-        if (!texts.eos && texts.sep && have_tc_) tc_["eos_token"] = *(texts.eos = texts.sep);
-        return texts;
-    }
-
-    void read_post_processor(const ordered_json& post, SpecialTokenTexts& texts) {
-        const ordered_json processors =
-            post.contains("processors") ? post["processors"] : ordered_json::array({post});
-        for (const auto& p : processors) {
-            const std::string kind = p.value("type", "");
-            if (kind == "RobertaProcessing") {
-                put(adds_, "bos", true);
-                put(adds_, "eos", true);
-                put(adds_, "sep", true);
-            } else if (kind == "TemplateProcessing" && p.contains("single") &&
-                       p["single"].is_array() && p["single"].size() >= 2) {
-                read_single_template(p["single"], texts);
-            }
+    // Lowercase and StripAccents steps, or a BertNormalizer's flags, anywhere in a Sequence.
+    void read_normalizer(const json& normalizer, const fs::path& file) {
+        if (normalizer.is_null() || (normalizer.is_object() && normalizer.empty())) return;
+        if (!normalizer.is_object())
+            throw ck::Error("the normalizer is not an object", file.string(), std::nullopt,
+                            "normalizer");
+        const auto type = normalizer.find("type");
+        const json kind = type == normalizer.end() ? json() : *type;
+        const auto flag = [&normalizer](const char* key, std::optional<bool>& into) {
+            if (const auto it = normalizer.find(key); it != normalizer.end())
+                into = it->is_null() ? std::nullopt : std::optional<bool>(python_truth(*it));
+        };
+        if (kind == "Lowercase") lowercase_ = true;
+        if (kind == "StripAccents") strip_accents_ = true;
+        if (kind == "BertNormalizer") {
+            flag("lowercase", lowercase_);
+            flag("strip_accents", strip_accents_);
         }
-    }
-
-    // The template for one sequence: a special token first means bos is added, one last means
-    // eos is; without a config those tokens are bos and eos.
-    void read_single_template(const ordered_json& single, SpecialTokenTexts& texts) {
-        if (const auto first = special_token_id(single.front())) {
-            if (!have_tc_) texts.bos = first;
-            put(adds_, "bos", first == texts.bos || first == texts.cls);
-        }
-        if (const auto last = special_token_id(single.back())) {
-            if (!have_tc_)
-                texts.eos = last;
-            else if (last != texts.eos)
-                replace_eos(*last, texts);
-            put(adds_, "eos", last == texts.eos);
-        }
-    }
-
-    // The template ends in another token than the config's eos: that token becomes eos, and
-    // the old eos the end-of-turn token (eot, else eom).
-    void replace_eos(const std::string& last, SpecialTokenTexts& texts) {
-        const char* fallback =
-            std::find(types_.begin(), types_.end(), "eot") == types_.end() ? "eot" : "eom";
-        types_.emplace_back(fallback);
-        if (texts.eos) tc_[std::string(fallback) + "_token"] = *texts.eos;
-        tc_["eos_token"] = last;
-        texts.eos = last;
+        if (kind == "Sequence")
+            if (const auto list = normalizer.find("normalizers");
+                list != normalizer.end() && list->is_array())
+                for (const json& step : *list) read_normalizer(step, file);
     }
 
     // The text of the config's <type>_token: a string, or an AddedToken object's content.
     std::optional<std::string> token_content(const std::string& type) const {
-        const auto entry = tc_.find(type + "_token");
-        if (entry == tc_.end()) return std::nullopt;
+        const auto entry = state_.tc.find(type + "_token");
+        if (entry == state_.tc.end()) return std::nullopt;
         if (entry->is_string()) return entry->get<std::string>();
         if (entry->is_object() && entry->contains("content") && (*entry)["content"].is_string())
             return (*entry)["content"].get<std::string>();
@@ -221,43 +181,67 @@ class SpecialVocabBuilder {
     }
 
     // The id of the first added token with this text, if it has one.
-    void set_id_of_added(const std::string& type, const std::string& content) {
-        for (const auto& token : added_)
-            if (token.is_object() && token.value("content", "") == content) {
-                if (token.contains("id")) set_id(type, token["id"]);
-                return;
-            }
-    }
-
-    // Ids outside the vocabulary are dropped, as the converter drops them; the first id found
-    // for a type stays.
-    void set_id(const std::string& type, const ordered_json& id) {
-        if (!id.is_number_integer() || id.get<std::int64_t>() < 0 ||
-            id.get<std::uint64_t>() >= n_vocab_)
+    void set_id_of_added(const std::string& type, const std::string& content,
+                         const fs::path& file) {
+        if (!added_) return;
+        for (const auto& token : *added_) {
+            const auto text = token.is_object() ? token.find("content") : token.end();
+            if (text == token.end() || *text != content) continue;
+            if (const auto id = token.find("id"); id != token.end())
+                set_id(type, ordered_json::parse(id->dump()), file);
             return;
-        put(ids_, type, id.get<std::uint32_t>(), true);
+        }
     }
 
-    std::size_t n_vocab_;
-    ordered_json tc_;  // tokenizer_config.json, as the post-processor rewrites it
-    bool have_tc_;     // an empty config counts as none
-    std::vector<std::string> types_ = {"bos", "eos", "unk", "sep", "pad", "cls", "mask"};
+    // As gguf-py's _set_special_token: an integer (Python's bool is one) below the vocabulary
+    // size, the first one found for a type staying; a negative one stops the converter.
+    void set_id(const std::string& type, const ordered_json& id, const fs::path& file) {
+        if (!id.is_boolean() && !id.is_number_integer()) return;
+        if (id.is_number_integer() && !id.is_number_unsigned() && id.get<std::int64_t>() < 0)
+            throw ck::Error("special token id " + id.dump() + " for " + type +
+                                " is negative (llama.cpp's converter stops on it too)",
+                            file.string(), std::nullopt, type + "_token_id");
+        const std::uint64_t value = id.is_boolean() ? id.get<bool>() : id.get<std::uint64_t>();
+        if ((n_vocab_ && value >= *n_vocab_) || value > std::numeric_limits<std::uint32_t>::max()) {
+            context_.warn("special token " + type + " id " + std::to_string(value) +
+                          " is outside the vocabulary: not written, as llama.cpp's converter "
+                          "skips it");
+            return;
+        }
+        for (const auto& entry : ids_)
+            if (entry.first == type) return;
+        ids_.emplace_back(type, static_cast<std::uint32_t>(value));
+    }
+
+    std::optional<std::size_t> n_vocab_;
+    ck::Context& context_;
+    SpecialVocabState state_;
+    const json* added_ = nullptr;  // tokenizer.json's added_tokens
     std::vector<std::pair<std::string, std::uint32_t>> ids_;
-    std::vector<std::pair<std::string, bool>> adds_;
     std::vector<std::string> merges_;
-    ordered_json added_ = ordered_json::array();
+    std::optional<bool> lowercase_, strip_accents_;
 };
+
+// A JSON file as `Json` (ordered or not), or nullopt when there is none.
+template <class Json>
+std::optional<Json> parse_json_file(const fs::path& path) {
+    if (!fs::is_regular_file(path)) return std::nullopt;
+    std::ifstream in(path);
+    try {
+        return Json::parse(in);
+    } catch (const typename Json::exception& e) {
+        throw ck::Error(std::string("not valid JSON: ") + e.what(), path.string());
+    }
+}
 
 }  // namespace
 
 std::optional<ordered_json> read_json_file(const fs::path& path) {
-    if (!fs::is_regular_file(path)) return std::nullopt;
-    std::ifstream in(path);
-    try {
-        return ordered_json::parse(in);
-    } catch (const ordered_json::exception& e) {
-        throw ck::Error(std::string("not valid JSON: ") + e.what(), path.string());
-    }
+    return parse_json_file<ordered_json>(path);
+}
+
+std::optional<json> read_unordered_json_file(const fs::path& path) {
+    return parse_json_file<json>(path);
 }
 
 bool looks_special(const std::string& t) {
@@ -269,21 +253,23 @@ bool looks_special(const std::string& t) {
            wrapped("<unused", ">");
 }
 
-void add_special_vocab(TokenizerFiles files, std::size_t n_vocab, bool load_merges,
-                       ck::Context& context, ck::Metadata& metadata) {
-    SpecialVocabBuilder vocab(files, n_vocab);
-    if (files.tokenizer_json && files.tokenizer_json->is_object())
+void add_special_vocab(const TokenizerFiles& files, std::optional<std::size_t> n_vocab,
+                       bool load_merges, ck::Context& context, ck::Metadata& metadata) {
+    SpecialVocabBuilder vocab(files, n_vocab, context);
+    if (files.tokenizer_json)
         vocab.read_tokenizer_json(*files.tokenizer_json, load_merges,
-                                  files.folder / "tokenizer.json", context);
-    vocab.read_tokenizer_config();
-    if (files.config && files.config->is_object()) vocab.read_config(*files.config);
-    vocab.write(metadata);
-    // The chat template comes last, as gguf-py's add_to_gguf writes it; the converter reads
-    // none without a (non-empty) tokenizer_config.json.
+                                  files.folder / "tokenizer.json");
+    vocab.read_tokenizer_config(files.folder / "tokenizer.json");
+    if (files.config && files.config->is_object())
+        vocab.read_config(*files.config, files.folder / "config.json");
+    vocab.write_ids_and_flags(metadata);
+    // The chat template comes after the flags, as gguf-py's add_to_gguf writes it; the
+    // converter reads none without a (non-empty) tokenizer_config.json.
     const bool have_config = files.tokenizer_config && files.tokenizer_config->is_object() &&
                              !files.tokenizer_config->empty();
     add_chat_template(files.folder, have_config ? &*files.tokenizer_config : nullptr, context,
                       metadata);
+    vocab.write_normalizer_flags(metadata);
 }
 
 }  // namespace ckplugin::hf

@@ -1,6 +1,8 @@
 // What gguf-py's SpecialVocab adds after the vocabulary: BPE merges, special token ids,
-// add_bos/add_eos/add_sep and the chat template, read from tokenizer.json,
-// tokenizer_config.json and config.json the way llama.cpp's converter reads them.
+// add_bos/add_eos/add_sep (tokenizer_config.json's flags over what tokenizer.json's
+// post_processor says), the chat template and the normalizer's lowercase/strip_accents, read
+// from tokenizer.json, tokenizer_config.json and config.json the way llama.cpp's converter
+// reads them.
 #pragma once
 
 #include <filesystem>
@@ -14,23 +16,31 @@
 
 namespace ckplugin::hf {
 
-// The tokenizer files of a checkpoint folder (each nullopt when absent).
+// The tokenizer files of a checkpoint folder (each nullopt when absent). tokenizer.json is
+// held unordered: nothing in it depends on the order of an object's members, and nlohmann's
+// ordered object finds a key by a linear search, which makes reading a vocabulary of 150 000
+// entries quadratic.
 struct TokenizerFiles {
     std::filesystem::path folder;
-    std::optional<nlohmann::ordered_json> tokenizer_json;    // tokenizer.json
+    std::optional<nlohmann::json> tokenizer_json;            // tokenizer.json
     std::optional<nlohmann::ordered_json> tokenizer_config;  // tokenizer_config.json
     const nlohmann::ordered_json* config = nullptr;          // config.json
 };
 
 // A JSON file of the folder, or nullopt when there is none; throws ck::Error when it is not JSON.
 std::optional<nlohmann::ordered_json> read_json_file(const std::filesystem::path& path);
+// The same, unordered (for tokenizer.json).
+std::optional<nlohmann::json> read_unordered_json_file(const std::filesystem::path& path);
 
 // Added tokens the converter makes control tokens although they are not marked special
 // (does_token_look_special): "<|...|>", "<pad>", "<mask>", "<unused...>", ...
 bool looks_special(const std::string& token);
 
-// Appends merges (with `merges`), special ids, add_* flags and the chat template.
-void add_special_vocab(TokenizerFiles files, std::size_t n_vocab, bool merges, ck::Context& context,
-                       ck::Metadata& metadata);
+// Appends merges (with `merges`), special ids, add_* flags, the chat template and the
+// normalizer flags. `n_vocab` bounds the special ids (the SentencePiece paths give it; the
+// tokenizer.json path does not, as in the converter). Throws ck::Error naming the file for a
+// post_processor or normalizer the converter cannot read either, and for a negative special id.
+void add_special_vocab(const TokenizerFiles& files, std::optional<std::size_t> n_vocab, bool merges,
+                       ck::Context& context, ck::Metadata& metadata);
 
 }  // namespace ckplugin::hf

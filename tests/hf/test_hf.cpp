@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checkpoint_files.hpp"
 #include "ck/context.hpp"
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
@@ -48,45 +49,9 @@ cktest::RunResult convert(const std::string& pipeline, const fs::path& in, const
     return cktest::run_ckhost({"--pipeline", pipeline, "-i", in.string(), "-o", out.string()});
 }
 
-// The public checkpoint's safetensors file: header JSON and the data after it.
-struct Safetensors {
-    json header;
-    std::vector<unsigned char> data;
-};
-
-Safetensors read_safetensors(const fs::path& file) {
-    const auto bytes = cktest::read_file(file);
-    std::uint64_t length = 0;
-    std::memcpy(&length, bytes.data(), 8);
-    Safetensors st;
-    st.header = json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<long>(length));
-    st.data.assign(bytes.begin() + 8 + static_cast<long>(length), bytes.end());
-    return st;
-}
-
-// Writes the tensors `names` of `source` as one safetensors file.
-void write_shard(const fs::path& path, const Safetensors& source,
-                 const std::vector<std::string>& names) {
-    json header = json::object();
-    std::vector<unsigned char> data;
-    for (const std::string& name : names) {
-        json entry = source.header.at(name);
-        const auto begin = entry["data_offsets"][0].get<std::size_t>();
-        const auto end = entry["data_offsets"][1].get<std::size_t>();
-        entry["data_offsets"] = {data.size(), data.size() + end - begin};
-        data.insert(data.end(), source.data.begin() + static_cast<long>(begin),
-                    source.data.begin() + static_cast<long>(end));
-        header[name] = entry;
-    }
-    std::string text = header.dump();
-    while ((8 + text.size()) % 8) text += ' ';
-    const std::uint64_t length = text.size();
-    std::ofstream out(path, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(&length), 8);
-    out << text;
-    out.write(reinterpret_cast<const char*>(data.data()),
-              static_cast<std::streamsize>(data.size()));
-}
+using cktest::hf::read_safetensors;
+using cktest::hf::Safetensors;
+using cktest::hf::write_shard;
 
 // A copy of the public checkpoint in `folder` (named llama-bf16, as general.name comes from
 // it) with its tensors spread over `shards` files listed by an index; `edit_index` may change
@@ -304,15 +269,6 @@ BOOST_AUTO_TEST_CASE(rope_scaling_and_added_tokens, *utf::precondition(HfDataPre
     BOOST_TEST(types.raw_at(998) == 4u);  // USER_DEFINED
     BOOST_TEST(md.find("tokenizer.chat_template")->str() == "{{ messages }}");
     BOOST_TEST(!md.contains("tokenizer.ggml.add_eos_token"));
-}
-
-BOOST_AUTO_TEST_CASE(llama3_rope_scaling_is_refused, *utf::precondition(HfDataPresent())) {
-    cktest::TempDir dir;
-    const fs::path folder = make_checkpoint(dir, 1);
-    edit_config(folder, [](json& c) {
-        c["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}};
-    });
-    expect_refused(folder, {"config.json", "rope_scaling", "rope_freqs"});
 }
 
 BOOST_AUTO_TEST_CASE(missing_shard_is_refused, *utf::precondition(HfDataPresent())) {

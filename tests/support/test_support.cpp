@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -235,6 +237,25 @@ bool files_equal(const fs::path& a, const fs::path& b) {
 
 bool contains(const std::string& haystack, const std::string& needle) {
     return haystack.find(needle) != std::string::npos;
+}
+
+std::string sha256_hex(const void* data, std::size_t size) {
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    if (EVP_Digest(data, size, digest, &length, EVP_sha256(), nullptr) != 1)
+        throw std::runtime_error("EVP_Digest(sha256) failed");
+    static const char hex[] = "0123456789abcdef";
+    std::string text;
+    for (unsigned int i = 0; i < length; ++i) {
+        text += hex[digest[i] >> 4];
+        text += hex[digest[i] & 15];
+    }
+    return text;
+}
+
+std::string sha256_of_file(const fs::path& path) {
+    const std::vector<unsigned char> bytes = read_file(path);
+    return sha256_hex(bytes.data(), bytes.size());
 }
 
 }  // namespace cktest

@@ -92,6 +92,9 @@ pid_t pid_of_temporary(const std::filesystem::path& temp);
 std::vector<unsigned char> read_file(const std::filesystem::path& path);
 void write_file(const std::filesystem::path& path, const std::vector<unsigned char>& bytes);
 bool files_equal(const std::filesystem::path& a, const std::filesystem::path& b);
+// SHA-256 of bytes / of a file, lowercase hex (OpenSSL).
+std::string sha256_hex(const void* data, std::size_t size);
+std::string sha256_of_file(const std::filesystem::path& path);
 bool contains(const std::string& haystack, const std::string& needle);
 
 }  // namespace cktest
