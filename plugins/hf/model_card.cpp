@@ -216,11 +216,11 @@ CardValue CardParser::collection(const yaml_event_t& first, int depth) {
         // value wins (a Python dict).
         if (key.kind != CardValue::Kind::text) continue;
         const auto same = std::find_if(v.entries.begin(), v.entries.end(),
-                                       [&key](const auto& kv) { return kv.first == key.text; });
+                                       [&key](const CardEntry& kv) { return kv.key == key.text; });
         if (same != v.entries.end())
-            same->second = std::move(value);
+            same->value = std::move(value);
         else
-            v.entries.emplace_back(key.text, std::move(value));
+            v.entries.push_back(CardEntry{key.text, std::move(value)});
     }
     v.truthy = !v.entries.empty();
     return v;
@@ -318,7 +318,7 @@ CardValue reference_from_text(const std::string& id, std::uint64_t total) {
     CardValue entry;
     entry.kind = CardValue::Kind::map;
     const auto set = [&entry](const char* key, const std::string& value) {
-        entry.entries.emplace_back(key, CardValue::of_text(value));
+        entry.entries.push_back(CardEntry{key, CardValue::of_text(value)});
     };
     const bool url =
         id.rfind("http://", 0) == 0 || id.rfind("https://", 0) == 0 || id.rfind("ssh://", 0) == 0;
@@ -388,8 +388,8 @@ CardValue CardValue::of_text(std::string value) {
 }
 
 const CardValue* CardValue::find(std::string_view key) const {
-    for (const auto& [k, v] : entries)
-        if (k == key) return &v;
+    for (const CardEntry& e : entries)
+        if (e.key == key) return &e.value;
     return nullptr;
 }
 

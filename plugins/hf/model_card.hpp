@@ -14,20 +14,29 @@
 
 namespace ckplugin::hf {
 
+struct CardEntry;
+
 // One YAML value with the Python type PyYAML gives it.
 struct CardValue {
     enum class Kind { null, boolean, integer, real, text, other, list, map };
     Kind kind = Kind::null;
     std::string text;     // a scalar's text (a string's value); empty for a list or a map
     bool truthy = false;  // Python's bool() of the value: what gguf-py's `if not val` tests
-    std::vector<CardValue> items;                            // a list's items
-    std::vector<std::pair<std::string, CardValue>> entries;  // a map's entries with text keys
+    std::vector<CardValue> items;  // a list's items
+    // A map's entries with text keys. Not std::pair<std::string, CardValue>: a pair of the
+    // type being defined is instantiated too early for Clang with libstdc++.
+    std::vector<CardEntry> entries;
 
     static CardValue of_text(std::string value);
     // The entry for `key` in a map; nullptr when there is none (or this is no map).
     const CardValue* find(std::string_view key) const;
     // "a number (1.0)", "a list": for messages about a value of the wrong type.
     std::string describe() const;
+};
+
+struct CardEntry {
+    std::string key;
+    CardValue value;
 };
 
 // gguf-py's Metadata fields that a model card, config.json and the folder's name fill, each as
