@@ -307,8 +307,9 @@ BOOST_AUTO_TEST_CASE(fallbacks_and_tied_embeddings) {
     BOOST_TEST(choice(h, p, "token_embd.weight").type == id(GgmlType::q5_0));
     BOOST_TEST(choice(h, p, "blk.1.attn_v.weight").type == id(GgmlType::q5_0));
     for (const char* mix : {"Q4_0", "Q8_0", "IQ4_NL"}) {
-        const auto& legacy =
-            choice(h, mq::plan_mixture(h, settings_for(mix)), "blk.0.ffn_up.weight");
+        const mq::MixPlan legacy_plan =
+            mq::plan_mixture(h, settings_for(mix));  // outlives `legacy`
+        const auto& legacy = choice(h, legacy_plan, "blk.0.ffn_up.weight");
         BOOST_TEST(legacy.type == id(GgmlType::f16), mix);
         BOOST_TEST(cktest::contains(legacy.rule, "row length 48 is not a multiple of 32"),
                    legacy.rule);
