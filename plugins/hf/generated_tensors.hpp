@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "architectures.hpp"
-#include "hparams.hpp"
+#include "hf_config.hpp"
 
 namespace ckplugin::hf {
 

@@ -11,7 +11,7 @@
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/float_convert.hpp"
 #include "ck/llama/file_type.hpp"
-#include "hparams.hpp"
+#include "hf_config.hpp"
 #include "model_keys.hpp"
 #include "model_name.hpp"
 #include "tokenizer.hpp"

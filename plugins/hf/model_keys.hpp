@@ -6,7 +6,7 @@
 
 #include "architectures.hpp"
 #include "ck/metadata.hpp"
-#include "hparams.hpp"
+#include "hf_config.hpp"
 
 namespace ckplugin::hf {
 

@@ -12,7 +12,7 @@
 #include "checkpoint.hpp"
 #include "ck/model.hpp"
 #include "generated_tensors.hpp"
-#include "hparams.hpp"
+#include "hf_config.hpp"
 
 namespace ckplugin::hf {
 

@@ -1,4 +1,4 @@
-#include "hparams.hpp"
+#include "hf_config.hpp"
 
 #include "ck/error.hpp"
 
