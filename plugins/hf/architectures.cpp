@@ -10,13 +10,15 @@ std::vector<T> join(std::initializer_list<std::vector<T>> parts) {
     return all;
 }
 
+// The config names ModelBase takes block_count from (find_hparam), for every class alike.
+std::vector<const char*> block_count_names() {
+    return {"n_layers", "num_hidden_layers", "n_layer", "num_layers"};
+}
+
 // TextModel.set_gguf_parameters: every key optional, the first config name present wins.
 std::vector<KeyRule> text_model_keys() {
     return {
-        {KeyKind::u32,
-         "block_count",
-         {"n_layers", "num_hidden_layers", "n_layer", "num_layers"},
-         Presence::required},
+        {KeyKind::u32, "block_count", block_count_names(), Presence::required},
         {KeyKind::u32,
          "context_length",
          {"max_position_embeddings", "n_ctx", "n_positions", "max_length", "max_sequence_length",
@@ -138,10 +140,7 @@ Architecture gemma2() {
     a.keys = {
         {KeyKind::u32, "context_length", {"max_position_embeddings"}, r},
         {KeyKind::u32, "embedding_length", {"hidden_size"}, r},
-        {KeyKind::u32,
-         "block_count",
-         {"n_layers", "num_hidden_layers", "n_layer", "num_layers"},
-         r},
+        {KeyKind::u32, "block_count", block_count_names(), r},
         {KeyKind::u32, "feed_forward_length", {"intermediate_size"}, r},
         {KeyKind::u32, "attention.head_count", {"num_attention_heads"}, r},
         {KeyKind::u32,
@@ -205,10 +204,7 @@ Architecture phi3() {
         {KeyKind::original_context_length, "rope.scaling.original_context_length"},
         {KeyKind::u32, "embedding_length", {"hidden_size", "n_embd"}, r},
         {KeyKind::u32, "feed_forward_length", {"intermediate_size"}, r},
-        {KeyKind::u32,
-         "block_count",
-         {"n_layers", "num_hidden_layers", "n_layer", "num_layers"},
-         r},
+        {KeyKind::u32, "block_count", block_count_names(), r},
         {KeyKind::u32, "attention.head_count", {"num_attention_heads", "n_head"}, r},
         {KeyKind::u32, "attention.head_count_kv", {"num_key_value_heads", "n_head_kv"}, r},
         {KeyKind::f32, "attention.layer_norm_rms_epsilon", {"rms_norm_eps"}, r},

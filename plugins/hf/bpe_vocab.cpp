@@ -52,14 +52,6 @@ TokenTable token_table(const json& vocab, const json& added_tokens) {
     return table;
 }
 
-std::int32_t added_token_type(const AddedToken& added, std::string& token) {
-    if (added.special || looks_special(token)) return token_type(PieceType::control);
-    // The converter pre-normalizes user-defined spaces: U+2581 -> ' '.
-    for (std::size_t at; (at = token.find("\xe2\x96\x81")) != std::string::npos;)
-        token.replace(at, 3, " ");
-    return token_type(PieceType::user_defined);
-}
-
 }  // namespace
 
 bool is_sentencepiece_as_bpe(const json& tokenizer) {
@@ -109,7 +101,7 @@ BpeVocab read_bpe_vocab(const TokenizerFiles& files, std::optional<std::uint32_t
         const auto added = table.added.find(i);
         v.types.push_back(added == table.added.end() || added->second.content != token
                               ? token_type(PieceType::normal)
-                              : added_token_type(added->second, token));
+                              : added_token_type(added->second.special, token));
         v.tokens.push_back(std::move(token));
     }
     return v;

@@ -1,6 +1,5 @@
 #include "generated_tensors.hpp"
 
-#include <cctype>
 #include <cmath>
 #include <numbers>
 
@@ -16,11 +15,6 @@ double rope_number(const ordered_json& rope, const char* key, double fallback) {
     return v != rope.end() && v->is_number() ? v->get<double>() : fallback;
 }
 
-std::string lower(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-
 std::vector<GeneratedTensor> llama3_tensors(const Hparams& hp) {
     const ordered_json& rope = hp.full_attention_rope();
     Llama3Rope r;
@@ -29,10 +23,7 @@ std::vector<GeneratedTensor> llama3_tensors(const Hparams& hp) {
     r.low_freq_factor = rope_number(rope, "low_freq_factor", 1.0);
     r.high_freq_factor = rope_number(rope, "high_freq_factor", 4.0);
     r.original_context = rope_number(rope, "original_max_position_embeddings", 8192);
-    const auto head_dim = hp.u32({"head_dim"});
-    const std::uint32_t heads = hp.required_u32({"num_attention_heads"});
-    if (!head_dim && heads == 0) hp.fail("num_attention_heads", "is 0");
-    const std::uint32_t dim = head_dim ? *head_dim : hp.required_u32({"hidden_size"}) / heads;
+    const std::uint32_t dim = hp.head_dim_or_split();
     if (dim < 2) hp.fail("head_dim", "leaves no rotary pairs for rope_freqs");
     return {{"rope_freqs.weight", llama3_rope_factors(r, dim)}};
 }
@@ -61,7 +52,7 @@ GeneratedTensors longrope_tensors(const Hparams& hp) {
     if (original == rope.end() || !original->is_number_unsigned() || original->get<double>() < 1)
         hp.fail("original_max_position_embeddings", "is missing");
     const double scale = max_positions / original->get<double>();
-    const std::string type = lower(hp.rope_type());
+    const std::string type = hp.rope_type_lowercase();
     double attn_factor = 1.0;
     if (type == "su" || type == "longrope") {
         if (scale > 1.0)
@@ -77,10 +68,7 @@ GeneratedTensors longrope_tensors(const Hparams& hp) {
     out.attn_factor = static_cast<float>(attn_factor);
     std::vector<float> long_values = float_list(hp, rope, "long_factor");
     std::vector<float> short_values = float_list(hp, rope, "short_factor");
-    const std::uint32_t hidden = hp.required_u32({"hidden_size", "n_embd"});
-    const std::uint32_t heads = hp.required_u32({"num_attention_heads", "n_head"});
-    const double rotary = rope_number(rope, "partial_rotary_factor", 1.0);
-    const auto rope_dims = heads ? static_cast<std::int64_t>(rotary * hidden) / heads : 0;
+    const std::int64_t rope_dims = hp.partial_rotary_dims().value_or(0);
     if (long_values.size() != short_values.size() ||
         static_cast<double>(long_values.size()) != static_cast<double>(rope_dims) / 2)
         hp.fail("rope_scaling", "long_factor and short_factor must both have " +
@@ -127,7 +115,7 @@ GeneratedTensors generate_tensors(const Architecture& architecture, const Hparam
         case Generated::none:
             return {};
         case Generated::llama3_rope_freqs:
-            if (lower(hp.rope_type()) != "llama3") return {};
+            if (hp.rope_type_lowercase() != "llama3") return {};
             return {llama3_tensors(hp), std::nullopt};
         case Generated::longrope_factors:
             return longrope_tensors(hp);

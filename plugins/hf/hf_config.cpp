@@ -1,5 +1,7 @@
 #include "hf_config.hpp"
 
+#include <cctype>
+
 #include "ck/error.hpp"
 
 using nlohmann::ordered_json;
@@ -62,11 +64,28 @@ std::uint32_t Hparams::required_u32(std::initializer_list<const char*> keys) con
     return *v;
 }
 
-std::optional<double> Hparams::number(std::initializer_list<const char*> keys) const {
+std::optional<double> Hparams::number(const std::vector<const char*>& keys) const {
     const ordered_json* v = find(keys);
     if (!v) return std::nullopt;
-    if (!v->is_number()) fail(*keys.begin(), "is " + v->dump() + ", not a number");
+    if (!v->is_number()) fail(keys.front(), "is " + v->dump() + ", not a number");
     return v->get<double>();
+}
+
+std::uint32_t Hparams::head_dim_or_split() const {
+    const auto head_dim = u32({"head_dim"});
+    const std::uint32_t heads = required_u32({"num_attention_heads"});
+    if (!head_dim && heads == 0) fail("num_attention_heads", "is 0");
+    return head_dim ? *head_dim : required_u32({"hidden_size"}) / heads;
+}
+
+std::optional<std::int64_t> Hparams::partial_rotary_dims() const {
+    const std::uint32_t hidden = required_u32({"hidden_size", "n_embd"});
+    const std::uint32_t heads = required_u32({"num_attention_heads", "n_head"});
+    if (heads == 0) return std::nullopt;
+    const auto factor = rope_.find("partial_rotary_factor");
+    const double rotary =
+        factor != rope_.end() && factor->is_number() ? factor->get<double>() : 1.0;
+    return static_cast<std::int64_t>(rotary * hidden) / heads;
 }
 
 const ordered_json& Hparams::full_attention_rope() const {
@@ -78,6 +97,12 @@ std::string Hparams::rope_type() const {
     const ordered_json& r = full_attention_rope();
     const auto type = r.find("rope_type");
     return type != r.end() && type->is_string() ? type->get<std::string>() : std::string();
+}
+
+std::string Hparams::rope_type_lowercase() const {
+    std::string type = rope_type();
+    for (char& c : type) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return type;
 }
 
 void Hparams::fail(const char* key, const std::string& what) const {

@@ -334,8 +334,8 @@ CardValue reference_from_text(const std::string& id, std::uint64_t total) {
     }
     if (!hub_id) return entry;
     const ModelIdParts parts = model_id_parts(*hub_id, total);
-    if (parts.name) set("name", title_from_folder(*parts.name));
-    if (parts.organization) set("organization", title_from_folder(*parts.organization));
+    if (parts.name) set("name", id_to_title(*parts.name));
+    if (parts.organization) set("organization", id_to_title(*parts.organization));
     if (parts.version) set("version", *parts.version);
     if (!url && parts.organization && parts.name)
         set("repo_url", "https://huggingface.co/" + *parts.organization + "/" + *parts.name);

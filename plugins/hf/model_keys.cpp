@@ -1,7 +1,6 @@
 #include "model_keys.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 #include "ck/llama/file_type.hpp"
 
@@ -9,11 +8,6 @@ using nlohmann::ordered_json;
 
 namespace ckplugin::hf {
 namespace {
-
-std::string lowercase(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
 
 // Writes one family's keys; `prefix` is "<arch>.".
 class KeyWriter {
@@ -49,9 +43,7 @@ void KeyWriter::hparam_u32(const KeyRule& rule) {
 }
 
 void KeyWriter::hparam_f32(const KeyRule& rule) {
-    const ordered_json* v = hp_.find(rule.names);
-    if (v && !v->is_number()) hp_.fail(rule.names.front(), "is " + v->dump() + ", not a number");
-    if (v) return f32(rule.key, v->get<double>());
+    if (const auto v = hp_.number(rule.names)) return f32(rule.key, *v);
     if (rule.presence == Presence::required) hp_.fail(rule.names.front(), "is missing");
     if (rule.presence == Presence::defaulted) f32(rule.key, rule.fallback);
 }
@@ -145,21 +137,12 @@ void KeyWriter::write(const KeyRule& rule, std::uint32_t file_type) {
         case KeyKind::file_type:
             md_.set(std::string(ck::llama::file_type_key), ck::Value::of_u32(file_type));
             return;
-        case KeyKind::head_dim_or_split: {
-            const auto head_dim = hp_.u32({"head_dim"});
-            const std::uint32_t heads = hp_.required_u32({"num_attention_heads"});
-            if (!head_dim && heads == 0) hp_.fail("num_attention_heads", "is 0");
-            return u32(rule.key, head_dim ? *head_dim : hp_.required_u32({"hidden_size"}) / heads);
-        }
+        case KeyKind::head_dim_or_split:
+            return u32(rule.key, hp_.head_dim_or_split());
         case KeyKind::partial_rotary_dims: {
-            const std::uint32_t hidden = hp_.required_u32({"hidden_size", "n_embd"});
-            const std::uint32_t heads = hp_.required_u32({"num_attention_heads", "n_head"});
-            if (heads == 0) hp_.fail("num_attention_heads", "is 0");
-            const auto pct = hp_.rope().find("partial_rotary_factor");
-            const double factor =
-                pct != hp_.rope().end() && pct->is_number() ? pct->get<double>() : 1.0;
-            return u32(rule.key, static_cast<std::uint32_t>(
-                                     static_cast<std::int64_t>(factor * hidden) / heads));
+            const std::optional<std::int64_t> dims = hp_.partial_rotary_dims();
+            if (!dims) hp_.fail("num_attention_heads", "is 0");
+            return u32(rule.key, static_cast<std::uint32_t>(*dims));
         }
         case KeyKind::original_context_length:
             return u32(rule.key, rope_u32(hp_.rope(), "original_max_position_embeddings"));
@@ -190,7 +173,7 @@ void check_config(const Architecture& architecture, const Hparams& hp) {
         if (hp.find({key}))
             hp.fail(key, "is set, which llama.cpp's " + std::string(architecture.arch) +
                              " conversion does not take");
-    const std::string type = lowercase(hp.rope_type());
+    const std::string type = hp.rope_type_lowercase();
     if (type.empty()) return;
     const auto& taken = architecture.rope_types;
     if (std::find(taken.begin(), taken.end(), type) != taken.end()) return;

@@ -191,9 +191,9 @@ void fill_from_model_id(const ModelIdParts& id, Authorship& a) {
     const auto take = [](Authorship::Field& field, const std::optional<std::string>& value) {
         if (!field && value) field = CardValue::of_text(*value);
     };
-    take(a.name, id.name ? std::optional(title_from_folder(*id.name)) : std::nullopt);
+    take(a.name, id.name ? std::optional(id_to_title(*id.name)) : std::nullopt);
     take(a.organization,
-         id.organization ? std::optional(title_from_folder(*id.organization)) : std::nullopt);
+         id.organization ? std::optional(id_to_title(*id.organization)) : std::nullopt);
     take(a.basename, id.basename);
     take(a.finetune, id.finetune);
     take(a.version, id.version);
@@ -341,17 +341,17 @@ ModelIdParts model_id_parts(std::string_view model_id, std::uint64_t total_param
     return id;
 }
 
-std::string title_from_folder(std::string_view folder) {
+std::string id_to_title(std::string_view id) {
     static const std::regex keep_as_is(R"(^(v\d+(?:\.\d+)*|\d.*)$)");
     std::string out;
     std::size_t start = 0;
-    while (start < folder.size()) {
+    while (start < id.size()) {
         const auto separator = [](char c) { return c == '-' || is_python_space(c); };
-        while (start < folder.size() && separator(folder[start])) ++start;
+        while (start < id.size() && separator(id[start])) ++start;
         std::size_t end = start;
-        while (end < folder.size() && !separator(folder[end])) ++end;
+        while (end < id.size() && !separator(id[end])) ++end;
         if (end == start) break;
-        const std::string word(folder.substr(start, end - start));
+        const std::string word(id.substr(start, end - start));
         if (!out.empty()) out += ' ';
         out +=
             is_lower_word(word) && !std::regex_search(word, keep_as_is) ? title_case(word) : word;

@@ -52,9 +52,10 @@ struct ModelIdParts {
 // size. ASCII rules: non-ASCII characters count as letters that have no case.
 ModelIdParts model_id_parts(std::string_view model_id, std::uint64_t total_parameters);
 
-// "llama-bf16" -> "Llama Bf16": '-' becomes a space; an all-lowercase word is title-cased
-// (Python's str.title, ASCII letters) unless it is a version ("v1.0") or starts with a digit.
-std::string title_from_folder(std::string_view folder);
+// gguf-py's Metadata.id_to_title, for a model id's name and organization: "llama-bf16" ->
+// "Llama Bf16": '-' becomes a space; an all-lowercase word is title-cased (Python's str.title,
+// ASCII letters) unless it is a version ("v1.0") or starts with a digit.
+std::string id_to_title(std::string_view id);
 
 // 2086144 -> "2.1M", 1100048384 -> "1.1B": gguf-py's model_weight_count_rounded_notation with
 // two significant digits at least.

@@ -108,7 +108,7 @@ class PostProcessorReader {
         if (it == p.end()) return fallback;
         if (!it->is_array() || it->empty())
             items_.fail(std::string("RobertaProcessing's ") + key + " is not a [token, id] pair");
-        return ordered_json::parse((*it)[0].dump());
+        return ordered_json((*it)[0]);
     }
 
     void template_processing(const json& p) {

@@ -8,6 +8,7 @@
 #include "chat_template.hpp"
 #include "ck/error.hpp"
 #include "post_processor.hpp"
+#include "sentencepiece.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -188,7 +189,7 @@ class SpecialVocabBuilder {
             const auto text = token.is_object() ? token.find("content") : token.end();
             if (text == token.end() || *text != content) continue;
             if (const auto id = token.find("id"); id != token.end())
-                set_id(type, ordered_json::parse(id->dump()), file);
+                set_id(type, ordered_json(*id), file);
             return;
         }
     }
@@ -251,6 +252,13 @@ bool looks_special(const std::string& t) {
     return t == "<pad>" || t == "<mask>" || t == "<2mass>" || t == "[@BOS@]" ||
            wrapped("<|", "|>") || wrapped("<\xef\xbd\x9c", "\xef\xbd\x9c>") ||
            wrapped("<unused", ">");
+}
+
+std::int32_t added_token_type(bool special, std::string& token) {
+    if (special || looks_special(token)) return token_type(PieceType::control);
+    for (std::size_t at; (at = token.find("\xe2\x96\x81")) != std::string::npos;)
+        token.replace(at, 3, " ");
+    return token_type(PieceType::user_defined);
 }
 
 void add_special_vocab(const TokenizerFiles& files, std::optional<std::size_t> n_vocab,

@@ -5,6 +5,7 @@
 // reads them.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -35,6 +36,11 @@ std::optional<nlohmann::json> read_unordered_json_file(const std::filesystem::pa
 // Added tokens the converter makes control tokens although they are not marked special
 // (does_token_look_special): "<|...|>", "<pad>", "<mask>", "<unused...>", ...
 bool looks_special(const std::string& token);
+
+// The token type (llama_token_type) the converter gives an added token over the vocabulary:
+// CONTROL when `special` or looks_special, else USER_DEFINED with each U+2581 in `token`
+// made a space (its pre-normalization of user-defined tokens). Phi-3's class has its own rule.
+std::int32_t added_token_type(bool special, std::string& token);
 
 // Appends merges (with `merges`), special ids, add_* flags, the chat template and the
 // normalizer flags. `n_vocab` bounds the special ids (the SentencePiece paths give it; the

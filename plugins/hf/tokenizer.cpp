@@ -31,11 +31,6 @@ std::int32_t type_of(PieceType t) {
     return token_type(kept ? t : PieceType::normal);
 }
 
-void replace_spaces_marker(std::string& token) {
-    for (std::size_t at; (at = token.find("\xe2\x96\x81")) != std::string::npos;)
-        token.replace(at, 3, " ");
-}
-
 // The pieces over vocab_size (else the piece count) [PADn] entries (score -10000, UNUSED).
 // Pieces beyond it: the common
 // class drops them with a warning; Phi-3's fails on them (an index error), and so do we.
@@ -90,9 +85,9 @@ std::size_t decoder_id(const std::string& key, const fs::path& file) {
 // USER_DEFINED with U+2581 as a space. Phi-3: CONTROL when special, else USER_DEFINED, the
 // text as it is.
 void set_added(Vocab& v, std::size_t id, std::string token, bool special, TokenizerStyle style) {
-    const bool control = special || (style != TokenizerStyle::phi3 && looks_special(token));
-    if (!control && style != TokenizerStyle::phi3) replace_spaces_marker(token);
-    v.types[id] = token_type(control ? PieceType::control : PieceType::user_defined);
+    v.types[id] = style == TokenizerStyle::phi3
+                      ? token_type(special ? PieceType::control : PieceType::user_defined)
+                      : added_token_type(special, token);
     v.scores[id] = -1000.0f;
     v.tokens[id] = std::move(token);
 }
@@ -179,7 +174,7 @@ std::size_t write_bpe(const TokenizerFiles& files, std::optional<std::uint32_t> 
 // Phi-3's choice: tokenizer_config.json's tokenizer_class (which it requires when the file
 // is there) GPT2Tokenizer means the BPE tokenizer.json.
 bool phi3_reads_tokenizer_json(const TokenizerFiles& files) {
-    if (!fs::is_regular_file(files.folder / "tokenizer_config.json")) return false;
+    if (!files.tokenizer_config) return false;
     const ordered_json& tc = *files.tokenizer_config;
     const auto tokenizer_class = tc.is_object() ? tc.find("tokenizer_class") : tc.end();
     if (tokenizer_class == tc.end())

@@ -11,7 +11,6 @@
 #include "ck/ggml_types.hpp"
 #include "gguf_reader.hpp"
 #include "gguf_writer.hpp"
-#include "sha256_stream.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -181,18 +180,6 @@ BumpContents read_bump(const fs::path& path) {
     c.header = reader.open(path);
     c.file = read_file(path);
     return c;
-}
-
-std::string sha256_hex(const fs::path& path) {
-    auto bytes = read_file(path);
-    auto digest = ckplugin::bump::sha256(std::as_bytes(std::span(bytes)));
-    static const char hex[] = "0123456789abcdef";
-    std::string out;
-    for (auto b : digest) {
-        out += hex[b >> 4];
-        out += hex[b & 15];
-    }
-    return out;
 }
 
 std::string read_text(const fs::path& path) {

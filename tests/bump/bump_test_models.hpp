@@ -68,7 +68,6 @@ struct BumpContents {
 };
 BumpContents read_bump(const std::filesystem::path& path);
 
-std::string sha256_hex(const std::filesystem::path& path);
 std::string read_text(const std::filesystem::path& path);
 
 }  // namespace cktest

@@ -69,7 +69,7 @@ void expect_golden(const fs::path& input, const fs::path& golden_dir,
         {"--pipeline", pipeline, "-i", input.string(), "-o", out.path().string() + "/"});
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
     std::string sha = cktest::read_text(golden_dir / "weights.bump.sha256");
-    BOOST_TEST(cktest::sha256_hex(out / "weights.bump") == sha.substr(0, 64));
+    BOOST_TEST(cktest::sha256_of_file(out / "weights.bump") == sha.substr(0, 64));
     BOOST_TEST(fs::file_size(out / "weights.bump") ==
                std::stoull(cktest::read_text(golden_dir / "weights.bump.size")));
     if (fs::exists(golden_dir / "weights.bump"))

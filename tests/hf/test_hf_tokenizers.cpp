@@ -9,13 +9,12 @@
 // code, a message naming the problem and nothing left behind.
 #include <boost/test/unit_test.hpp>
 
-#include <openssl/evp.h>
-
 #include <fstream>
 #include <functional>
 
 #include <nlohmann/json.hpp>
 
+#include "checkpoint_files.hpp"
 #include "ck/context.hpp"
 #include "ck/error.hpp"
 #include "gguf_reader.hpp"
@@ -33,6 +32,9 @@ using cktest::contains;
 using json = nlohmann::ordered_json;
 
 namespace {
+
+using cktest::hf::expect_refused;
+using cktest::hf::string_key;
 
 std::optional<fs::path> arch_data() {
     const auto shared = cktest::shared_data();
@@ -77,19 +79,6 @@ fs::path data_dir() {
     return cktest::test_data() / "hf-tokenizers";
 }
 
-std::string sha256_hex(const std::vector<std::byte>& bytes) {
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int length = 0;
-    EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
-    static const char* hex = "0123456789abcdef";
-    std::string text;
-    for (unsigned int i = 0; i < length; ++i) {
-        text += hex[digest[i] >> 4];
-        text += hex[digest[i] & 15];
-    }
-    return text;
-}
-
 // A tokenizer key as a GGUF file stores it: name, type id, sha256 of the value's bytes.
 struct StoredKey {
     std::string key;
@@ -103,7 +92,8 @@ std::vector<StoredKey> tokenizer_keys(const ck::Metadata& metadata) {
         if (!key.starts_with("tokenizer.")) continue;
         std::vector<std::byte> bytes;
         ckplugin::gguf::encode_gguf_value(value, bytes);
-        keys.push_back({key, static_cast<std::uint32_t>(value.type()), sha256_hex(bytes)});
+        keys.push_back({key, static_cast<std::uint32_t>(value.type()),
+                        cktest::sha256_hex(bytes.data(), bytes.size())});
     }
     return keys;
 }
@@ -181,12 +171,6 @@ fs::path real_checkpoint(const cktest::TempDir& dir, const std::string& name,
                     data_dir() / name);
 }
 
-std::string string_key(const ck::Metadata& md, const std::string& key) {
-    const ck::Value* value = md.find(key);
-    BOOST_TEST_REQUIRE(value != nullptr, key << " is absent");
-    return value->str();
-}
-
 template <class Body>
 void expect_error(Body body, const std::vector<std::string>& message_parts) {
     try {
@@ -256,16 +240,6 @@ fs::path bpe_checkpoint(const cktest::TempDir& dir, const std::function<void(jso
         assemble(dir, *llama_checkpoint(), {"config.json", "model.safetensors"}, std::nullopt);
     write_bpe_tokenizer(folder, edit, bpe_tokenizer_config);
     return folder;
-}
-
-// hf:gguf refuses `folder`: exit 1, the message names the problem, no output left.
-void expect_refused(const fs::path& folder, const std::vector<std::string>& message_parts) {
-    cktest::TempDir out;
-    const auto r = cktest::run_ckhost(
-        {"--pipeline", "hf:gguf", "-i", folder.string(), "-o", (out / "m.gguf").string()});
-    BOOST_TEST(r.exit_code == 1);
-    for (const std::string& part : message_parts) BOOST_TEST(contains(r.err, part), r.err);
-    BOOST_TEST(out.entries().empty());
 }
 
 }  // namespace

@@ -109,6 +109,14 @@ RunResult run_program(const fs::path& program, const std::vector<std::string>& a
     return r;
 }
 
+RunResult run_ckhost(const std::vector<std::string>& args) {
+    return run_program(ckhost_binary(), args);
+}
+
+RunResult run_ckhost_with_stdin(const std::vector<std::string>& args, const std::string& input) {
+    return run_program(ckhost_binary(), args, input);
+}
+
 std::set<std::string> options_in_help(const std::string& command) {
     auto r = run_ckhost({command, "--help"});
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
@@ -118,14 +126,6 @@ std::set<std::string> options_in_help(const std::string& command) {
     for (std::string line; std::getline(lines, line);)
         if (std::smatch m; std::regex_search(line, m, option)) names.insert(m[1]);
     return names;
-}
-
-RunResult run_ckhost(const std::vector<std::string>& args) {
-    return run_program(ckhost_binary(), args);
-}
-
-RunResult run_ckhost_with_stdin(const std::vector<std::string>& args, const std::string& input) {
-    return run_program(ckhost_binary(), args, input);
 }
 
 pid_t spawn_ckhost(const std::vector<std::string>& args) {

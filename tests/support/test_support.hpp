@@ -41,10 +41,10 @@ RunResult run_program(const std::filesystem::path& program, const std::vector<st
                       const std::optional<std::string>& input = std::nullopt);
 // Runs the ckhost under test the same way.
 RunResult run_ckhost(const std::vector<std::string>& args);
-// The long options `ckhost COMMAND --help` lists ("--dry-run").
-std::set<std::string> options_in_help(const std::string& command);
 // The same with `input` on its standard input.
 RunResult run_ckhost_with_stdin(const std::vector<std::string>& args, const std::string& input);
+// The long options `ckhost COMMAND --help` lists ("--dry-run").
+std::set<std::string> options_in_help(const std::string& command);
 
 // Starts ckhost in the background with output discarded; returns its pid.
 pid_t spawn_ckhost(const std::vector<std::string>& args);

@@ -38,10 +38,6 @@ fs::path hf_arch() {
     return *cktest::shared_data() / "hf-arch";
 }
 
-std::string sha256(const void* data, std::size_t size) {
-    return cktest::sha256_hex(data, size);
-}
-
 // "f16 8,151936": a tensor's type and shape as digest_gguf.py prints them.
 std::string type_and_shape(const ck::TensorInfo& t) {
     std::string shape;
@@ -129,7 +125,8 @@ BOOST_AUTO_TEST_CASE(qwen3_q4_k_m_has_llama_quantize_s_digests,
             BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
             const std::vector<unsigned char> bytes = cktest::read_file(out);
             std::ostringstream ours;
-            ours << "file\t" << bytes.size() << "\t" << sha256(bytes.data(), bytes.size()) << "\n";
+            ours << "file\t" << bytes.size() << "\t"
+                 << cktest::sha256_hex(bytes.data(), bytes.size()) << "\n";
             ck::RecordingContext context;
             ckplugin::gguf::GgufReader reader(context);
             const ck::ModelHeader h = reader.open(out);
@@ -137,8 +134,8 @@ BOOST_AUTO_TEST_CASE(qwen3_q4_k_m_has_llama_quantize_s_digests,
                 const ck::TensorView data = reader.tensor(i);
                 std::string ts = type_and_shape(h.tensors[i]);
                 ts[ts.find(' ')] = '\t';
-                ours << h.tensors[i].name << "\t" << ts << "\t" << sha256(data.data(), data.size())
-                     << "\n";
+                ours << h.tensors[i].name << "\t" << ts << "\t"
+                     << cktest::sha256_hex(data.data(), data.size()) << "\n";
             }
             std::ifstream expected(references() / (stem + ".q4_k_m.sha256"));
             std::istringstream mine(ours.str());
