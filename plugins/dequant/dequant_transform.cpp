@@ -102,7 +102,8 @@ ck::ModelHeader Dequant::plan(const ck::ModelHeader& in) {
                 "cannot dequantize type " + std::string(ck::type_name(t.type)) +
                     (info && !info->removed ? " (ggml has no dequantizer for it)" : ""),
                 t.name, in.source);
-        conversions_[i] = Conversion{t.type, target, t.elements(), t.name};
+        conversions_[i] =
+            Conversion{t.type, target, t.elements(), static_cast<std::uint64_t>(t.ne[0]), t.name};
         t.type = target;
         t.nbytes = *ck::tensor_bytes(target, t.ne);
     }
@@ -120,18 +121,27 @@ ck::TensorView Dequant::apply(std::size_t index, const ck::Upstream& upstream) {
     ck::TensorView in = upstream(index);
     const auto& conversion = conversions_.at(index);
     if (!conversion) return in;
-    return convert(*conversion, in);
+    return convert(*conversion, in, conversion->elements);
 }
 
-ck::TensorView Dequant::convert(const Conversion& c, const ck::TensorView& in) const {
+ck::TensorView Dequant::apply_rows(std::size_t index, ck::RowRange rows,
+                                   const ck::UpstreamRows& upstream) {
+    ck::TensorView in = upstream(index, rows);
+    const auto& conversion = conversions_.at(index);
+    if (!conversion) return in;
+    return convert(*conversion, in, rows.count * conversion->row_length);
+}
+
+ck::TensorView Dequant::convert(const Conversion& c, const ck::TensorView& in,
+                                std::uint64_t elements) const {
     const ck::TypeInfo& from = *ck::find_type(c.from);
     ck::kernels::DequantFn dequant = ck::kernels::plugin_dequant_table().fn[c.from];
-    const std::uint64_t expected = *ck::row_bytes(c.from, c.elements);
+    const std::uint64_t expected = *ck::row_bytes(c.from, elements);
     ck::support::check_tensor_bytes(in, expected, c.name, from.name);
     const bool to_f32 = c.to == id(GgmlType::f32);
     const std::size_t out_size = to_f32 ? 4 : 2;
     // 64-byte aligned: large f32 outputs then take the kernels' streaming-store path.
-    ck::TensorAllocation buffer = ck::TensorView::allocate(c.elements * out_size);
+    ck::TensorAllocation buffer = ck::TensorView::allocate(elements * out_size);
     std::byte* out = buffer.bytes.data();
     ck::TensorView view = std::move(buffer.view);
     const std::byte* src = in.bytes().data();
@@ -140,7 +150,7 @@ ck::TensorView Dequant::convert(const Conversion& c, const ck::TensorView& in) c
         c.to == id(GgmlType::f16) ? narrow.to_f16 : narrow.to_bf16;
     // Whole blocks per pool item (the split depends on the type only).
     const std::size_t step = whole_blocks(chunk_elements, from);
-    ck::parallel_chunks(c.elements, step, [&](std::size_t first, std::size_t end) {
+    ck::parallel_chunks(elements, step, [&](std::size_t first, std::size_t end) {
         const std::size_t first_byte = first / from.block_size * from.block_bytes;
         const std::size_t n = end - first;
         populate_for_writing(out + first * out_size, out + end * out_size);

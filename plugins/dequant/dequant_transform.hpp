@@ -19,16 +19,26 @@ class Dequant final : public ck::Transform {
     Dequant(const ck::Options& options, ck::Context& context);
     ck::ModelHeader plan(const ck::ModelHeader& in) override;
     ck::TensorView apply(std::size_t index, const ck::Upstream& upstream) override;
+    // Elements convert independently: any run of rows.
+    std::uint64_t row_granule(std::size_t index,
+                              const ck::UpstreamGranule& upstream) const override {
+        return upstream(index);
+    }
+    ck::TensorView apply_rows(std::size_t index, ck::RowRange rows,
+                              const ck::UpstreamRows& upstream) override;
 
   private:
     struct Conversion {
         std::uint32_t from;
         std::uint32_t to;
         std::uint64_t elements;
+        std::uint64_t row_length;
         std::string name;
     };
 
-    ck::TensorView convert(const Conversion& c, const ck::TensorView& in) const;
+    // `elements` elements of `in` (the whole tensor, or a row block of it) as `c` says.
+    ck::TensorView convert(const Conversion& c, const ck::TensorView& in,
+                           std::uint64_t elements) const;
 
     ck::TensorFilter filter_;
     ck::Context& context_;

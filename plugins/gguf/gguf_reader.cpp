@@ -463,7 +463,8 @@ ModelHeader GgufReader::open(const fs::path& path) {
         if (given.trailing) trailing_.push_back(*given.trailing);
         ModelHeader header = std::move(given.header);
         for (std::size_t i = 0; i < header.tensors.size(); ++i)
-            locations_.push_back({0, i, header.tensors[i].type, given.big_endian});
+            locations_.push_back(
+                {0, i, header.tensors[i].type, header.tensors[i].row_bytes(), given.big_endian});
         shards_.push_back(std::move(given.tensors));
         return header;
     }
@@ -472,7 +473,8 @@ ModelHeader GgufReader::open(const fs::path& path) {
     for (std::size_t s = 0; s < set.size(); ++s) {
         if (set[s].trailing) trailing_.push_back(*set[s].trailing);
         for (std::size_t i = 0; i < set[s].header.tensors.size(); ++i)
-            locations_.push_back({s, i, set[s].header.tensors[i].type, set[s].big_endian});
+            locations_.push_back({s, i, set[s].header.tensors[i].type,
+                                  set[s].header.tensors[i].row_bytes(), set[s].big_endian});
         shards_.push_back(std::move(set[s].tensors));
     }
     return present_as_one_model(set, keys->no);  // moves the headers out: done last
@@ -482,14 +484,26 @@ void GgufReader::verify() {
     if (!trailing_.empty()) throw trailing_.front();
 }
 
-TensorView GgufReader::tensor(std::size_t index) {
+const GgufReader::Location& GgufReader::location(std::size_t index) const {
     if (index >= locations_.size())
         throw Error("tensor index " + std::to_string(index) + " out of range (" +
                     std::to_string(locations_.size()) + " tensors)");
-    const Location& at = locations_[index];
+    return locations_[index];
+}
+
+TensorView GgufReader::tensor(std::size_t index) {
+    const Location& at = location(index);
     TensorView view = shards_[at.shard].view(at.local);
     // A big-endian file's tensors leave the reader in ggml's little-endian layout, as every
-    // other stage expects: converted into a new buffer, one tensor at a time.
+    // other stage expects: converted into a new buffer, one tensor (or row block) at a time.
+    if (!at.big_endian) return view;
+    return swapped_copy(at.type, view);
+}
+
+TensorView GgufReader::tensor_rows(std::size_t index, RowRange rows) {
+    const Location& at = location(index);
+    TensorView view = shards_[at.shard].view(at.local).slice(rows.first * at.row_bytes,
+                                                             rows.count * at.row_bytes);
     if (!at.big_endian) return view;
     return swapped_copy(at.type, view);
 }

@@ -33,6 +33,9 @@ class GgufReader final : public Reader {
     explicit GgufReader(Context& context) : context_(context) {}
     ModelHeader open(const std::filesystem::path& path) override;
     TensorView tensor(std::size_t index) override;
+    // Any rows: a slice of the mapping (converted when the file is big-endian).
+    std::uint64_t row_granule(std::size_t) const override { return 1; }
+    TensorView tensor_rows(std::size_t index, RowRange rows) override;
     // Fails on bytes after the last tensor, as the safetensors reader does (open() warns).
     void verify() override;
     // The opened file's facts, keys and tensor infos up to the problem that made open() fail
@@ -51,8 +54,10 @@ class GgufReader final : public Reader {
         std::size_t shard = 0;
         std::size_t local = 0;
         std::uint32_t type = 0;
+        std::uint64_t row_bytes = 0;
         bool big_endian = false;
     };
+    const Location& location(std::size_t index) const;
     std::vector<Location> locations_;
     std::uint64_t data_start_ = 0;
     std::vector<Error> trailing_;  // bytes after the last tensor of any file, for verify()

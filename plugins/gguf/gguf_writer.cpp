@@ -147,15 +147,39 @@ void GgufWriter::begin(OutputSink& out) {
     next_ = 0;
 }
 
+void GgufWriter::append(const TensorInfo& t, const TensorView& bytes) {
+    if (order_ == ByteOrder::big)
+        write_swapped(*file_, t.type, bytes);
+    else
+        support::write_streaming(*file_, bytes);
+}
+
 void GgufWriter::write(std::size_t index, const TensorView& tensor) {
     const TensorInfo& t = header_.tensors.at(index);
-    if (index != next_) throw tensor_error("tensors must arrive in header order", t.name);
+    if (index != next_ || next_row_ != 0)
+        throw tensor_error("tensors must arrive in header order", t.name);
     support::check_tensor_bytes(tensor, t.nbytes, t.name);
-    if (order_ == ByteOrder::big)
-        write_swapped(*file_, t.type, tensor);
-    else
-        support::write_streaming(*file_, tensor);
+    append(t, tensor);
     file_->write_zeros(align_up(t.nbytes, alignment_) - t.nbytes);
+    ++next_;
+}
+
+void GgufWriter::write_rows(std::size_t index, RowRange rows, const TensorView& block) {
+    const TensorInfo& t = header_.tensors.at(index);
+    if (index != next_ || rows.first != next_row_)
+        throw tensor_error("row blocks must arrive in header order, each tensor's in row order",
+                           t.name);
+    const std::uint64_t row_bytes = t.row_bytes();
+    const std::uint64_t total_rows = t.rows();
+    if (rows.count == 0 || rows.first + rows.count > total_rows)
+        throw tensor_error("row block outside the tensor's " + std::to_string(total_rows) + " rows",
+                           t.name);
+    support::check_tensor_bytes(block, rows.count * row_bytes, t.name);
+    append(t, block);
+    next_row_ += rows.count;
+    if (next_row_ < total_rows) return;
+    file_->write_zeros(align_up(t.nbytes, alignment_) - t.nbytes);
+    next_row_ = 0;
     ++next_;
 }
 

@@ -26,15 +26,20 @@ class GgufWriter final : public Writer {
     std::vector<std::filesystem::path> outputs() const override { return {path_}; }
     void begin(OutputSink& out) override;
     void write(std::size_t index, const TensorView& tensor) override;
+    bool writes_rows() const override { return true; }
+    void write_rows(std::size_t index, RowRange rows, const TensorView& block) override;
     void finish() override;
 
   private:
+    // Appends bytes of tensor next_ in the output's byte order.
+    void append(const TensorInfo& t, const TensorView& bytes);
     Context& context_;
     std::filesystem::path path_;
     ModelHeader header_;
     std::uint64_t alignment_ = 0;
     std::vector<std::byte> preamble_;  // everything before the data section
     std::size_t next_ = 0;
+    std::uint64_t next_row_ = 0;  // of tensor next_, while it comes in row blocks
     OutputFile* file_ = nullptr;
     ByteOrder order_ = ByteOrder::little;  // `endian=big` writes gguf_convert_endian.py's layout
 };

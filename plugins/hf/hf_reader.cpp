@@ -238,6 +238,46 @@ ck::TensorView HfReader::tensor(std::size_t index) {
     }
 }
 
+std::uint64_t HfReader::row_granule(std::size_t index) const {
+    const PlannedTensor& p = plan_.at(index);
+    switch (p.action) {
+        case Action::copy:
+            return 1;
+        case Action::permute_rows:
+            return static_cast<std::uint64_t>(p.info.ne[1] / p.heads);
+        case Action::stack_experts:
+            return p.info.rows() / p.stored.size();
+        default:
+            return 0;
+    }
+}
+
+ck::TensorView HfReader::tensor_rows(std::size_t index, ck::RowRange rows) {
+    const PlannedTensor& p = plan_.at(index);
+    const std::uint64_t row_bytes = p.info.row_bytes();
+    if (p.action == Action::stack_experts) {
+        const std::uint64_t per_expert = row_granule(index);
+        const std::uint64_t first = rows.first / per_expert, count = rows.count / per_expert;
+        if (count == 1) return checkpoint_.view(p.stored.at(first));
+        auto out = ck::TensorView::allocate(rows.count * row_bytes);
+        std::size_t at = 0;
+        for (std::uint64_t e = first; e < first + count; ++e) {
+            const ck::TensorView expert = checkpoint_.view(p.stored.at(e));
+            std::memcpy(out.bytes.data() + at, expert.data(), expert.size());
+            at += expert.size();
+        }
+        return out.view;
+    }
+    const ck::TensorView stored =
+        checkpoint_.view(p.stored.front()).slice(rows.first * row_bytes, rows.count * row_bytes);
+    if (p.action == Action::copy) return stored;
+    auto out = ck::TensorView::allocate(stored.size());
+    const auto head_rows = static_cast<std::int64_t>(row_granule(index));
+    const auto count = static_cast<std::int64_t>(rows.count);
+    permute_rows(stored.data(), out.bytes.data(), count, row_bytes, count / head_rows);
+    return out.view;
+}
+
 bool looks_like_checkpoint(const unsigned char* head, std::size_t size, const char* path) {
     // `ckhost inspect` opens files, not folders: a checkpoint is recognised by its config.json
     // beside its weights.

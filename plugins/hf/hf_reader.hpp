@@ -19,6 +19,11 @@ class HfReader final : public ck::Reader {
     explicit HfReader(ck::Context& context) : context_(context) {}
     ck::ModelHeader open(const std::filesystem::path& path) override;
     ck::TensorView tensor(std::size_t index) override;
+    // Copied and permuted tensors in any run of whole heads (Q/K) or rows; stacked experts in
+    // whole experts, so a block is a slice of one expert's mapping or a copy of a few; widened
+    // and generated tensors (norms, routers, rope factors: small) whole.
+    std::uint64_t row_granule(std::size_t index) const override;
+    ck::TensorView tensor_rows(std::size_t index, ck::RowRange rows) override;
     void verify() override { checkpoint_.verify(); }
 
   private:

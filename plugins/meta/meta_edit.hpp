@@ -25,6 +25,12 @@ class Meta final : public Transform {
     TensorView apply(std::size_t index, const Upstream& upstream) override {
         return upstream(index);
     }
+    std::uint64_t row_granule(std::size_t index, const UpstreamGranule& upstream) const override {
+        return upstream(index);
+    }
+    TensorView apply_rows(std::size_t index, RowRange rows, const UpstreamRows& upstream) override {
+        return upstream(index, rows);
+    }
 
   private:
     struct KeyValue {

@@ -215,31 +215,47 @@ void Quantize::use_llama_layout(ck::ModelHeader& out, std::optional<std::uint32_
 }
 
 ck::TensorView Quantize::apply(std::size_t index, const ck::Upstream& upstream) {
-    const std::size_t from = source_.empty() ? index : source_.at(index);
+    const std::size_t from = source_of(index);
     ck::TensorView in = upstream(from);
     const auto& job = jobs_.at(from);
-    if (!job) return in;
+    return job ? quantize_rows(*job, in, job->rows) : in;
+}
+
+std::uint64_t Quantize::row_granule(std::size_t index, const ck::UpstreamGranule& upstream) const {
+    return upstream(source_of(index));
+}
+
+ck::TensorView Quantize::apply_rows(std::size_t index, ck::RowRange rows,
+                                    const ck::UpstreamRows& upstream) {
+    const std::size_t from = source_of(index);
+    ck::TensorView in = upstream(from, rows);
+    const auto& job = jobs_.at(from);
+    return job ? quantize_rows(*job, in, rows.count) : in;
+}
+
+ck::TensorView Quantize::quantize_rows(const Job& job, const ck::TensorView& in,
+                                       std::uint64_t rows) {
     // Every dequant variant is bit-exact, so the fastest widening gives ggml's values too
     // (for a quantized input: exactly what llama-quantize's dequantization gives).
-    const auto widen = ck::kernels::plugin_dequant_table().fn[job->from];
-    const std::uint64_t in_row = *ck::row_bytes(job->from, job->row_length);
-    const std::uint64_t out_row = *ck::row_bytes(job->to, job->row_length);
-    if (in.bytes().size() != in_row * job->rows)
+    const auto widen = ck::kernels::plugin_dequant_table().fn[job.from];
+    const std::uint64_t in_row = *ck::row_bytes(job.from, job.row_length);
+    const std::uint64_t out_row = *ck::row_bytes(job.to, job.row_length);
+    if (in.bytes().size() != in_row * rows)
         throw ck::Error("tensor byte size does not match its shape");
-    ck::TensorAllocation out = ck::TensorView::allocate(out_row * job->rows);
+    ck::TensorAllocation out = ck::TensorView::allocate(out_row * rows);
     // Rows are independent: groups of rows (fixed by the shape, not the thread count) go
     // to the pool. A group is widened into one buffer and quantized in one call: a row's
     // blocks follow the previous row's in the output as in a longer row, and the SIMD
     // K-quant quantizers need many blocks per call (one block per lane, 16 lanes; a
     // 2048-wide row has only 8).
     const std::uint64_t rows_per_item =
-        std::max<std::uint64_t>(1, elements_per_item / job->row_length);
+        std::max<std::uint64_t>(1, elements_per_item / job.row_length);
     const std::byte* src = in.bytes().data();
-    ck::parallel_chunks(job->rows, rows_per_item, [&](std::size_t first, std::size_t end) {
-        std::vector<float> values((end - first) * job->row_length);
+    ck::parallel_chunks(rows, rows_per_item, [&](std::size_t first, std::size_t end) {
+        std::vector<float> values((end - first) * job.row_length);
         for (std::size_t r = first; r < end; ++r)
-            widen(src + r * in_row, values.data() + (r - first) * job->row_length, job->row_length);
-        job->quantize(values.data(), out.bytes.data() + first * out_row, values.size());
+            widen(src + r * in_row, values.data() + (r - first) * job.row_length, job.row_length);
+        job.quantize(values.data(), out.bytes.data() + first * out_row, values.size());
         // The rows read are not read again: their input pages leave the resident set (a
         // page shared with a neighbouring group is simply read again from the page cache),
         // so the input and the output of a large tensor are never resident together.

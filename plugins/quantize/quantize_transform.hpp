@@ -25,6 +25,11 @@ class Quantize final : public ck::Transform {
     Quantize(const ck::Options& options, ck::Context& context);
     ck::ModelHeader plan(const ck::ModelHeader& in) override;
     ck::TensorView apply(std::size_t index, const ck::Upstream& upstream) override;
+    // Rows are quantized independently: any run of rows.
+    std::uint64_t row_granule(std::size_t index,
+                              const ck::UpstreamGranule& upstream) const override;
+    ck::TensorView apply_rows(std::size_t index, ck::RowRange rows,
+                              const ck::UpstreamRows& upstream) override;
 
   private:
     // One tensor's conversion: its rows widened to f32, then written as `to`.
@@ -36,6 +41,13 @@ class Quantize final : public ck::Transform {
         ck::kernels::QuantizeRowFn quantize;
     };
 
+    // The input index of output tensor `index`.
+    std::size_t source_of(std::size_t index) const {
+        return source_.empty() ? index : source_.at(index);
+    }
+    // `rows` rows of `in` (a whole tensor or a row block of it) as `job` says.
+    static ck::TensorView quantize_rows(const Job& job, const ck::TensorView& in,
+                                        std::uint64_t rows);
     // to=TYPE: plans tensor i of `in` (TYPE, or llama.cpp's fallback type for its rows) and
     // returns the rule that decided.
     std::string plan_one_type(const ck::ModelHeader& in, std::size_t i);

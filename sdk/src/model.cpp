@@ -16,6 +16,11 @@ std::uint64_t TensorInfo::elements() const {
     return element_count(ne).value_or(0);
 }
 
+std::uint64_t TensorInfo::rows() const {
+    if (ne.empty()) return 1;
+    return ne[0] > 0 ? elements() / static_cast<std::uint64_t>(ne[0]) : 0;
+}
+
 std::string TensorInfo::shape_string() const {
     std::string s = "[";
     for (std::size_t i = 0; i < ne.size(); ++i) s += (i ? ", " : "") + std::to_string(ne[i]);

@@ -3,6 +3,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <bit>
+#include <functional>
 
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
@@ -129,6 +130,80 @@ BOOST_AUTO_TEST_CASE(encode_gguf_value_writes_gguf_binary_form) {
     ckplugin::gguf::encode_gguf_value(ck::Value::of_u32(0x01020304), out);
     BOOST_TEST(std::to_integer<int>(out[0]) == 4);
     BOOST_TEST(std::to_integer<int>(out[3]) == 1);
+}
+
+// Every tensor of `source` that has rows, in blocks of `block` rows (the last one shorter);
+// single-row tensors whole.
+void write_in_row_blocks(const ck::ModelHeader& header, ckplugin::gguf::GgufReader& source,
+                         const fs::path& path, std::uint64_t block) {
+    ck::RecordingContext context;
+    ckplugin::gguf::GgufWriter writer(context);
+    BOOST_TEST_REQUIRE(writer.writes_rows());
+    writer.prepare(header, path);
+    ck::OutputSet out(false);
+    writer.begin(out);
+    for (std::size_t i = 0; i < header.tensors.size(); ++i) {
+        const std::uint64_t rows = header.tensors[i].rows();
+        if (rows < 2) {
+            writer.write(i, source.tensor(i));
+            continue;
+        }
+        for (std::uint64_t first = 0; first < rows; first += block) {
+            const ck::RowRange range{first, std::min(block, rows - first)};
+            writer.write_rows(i, range, source.tensor_rows(i, range));
+        }
+    }
+    writer.finish();
+    out.commit();
+}
+
+BOOST_AUTO_TEST_CASE(row_blocks_write_the_same_file_as_whole_tensors) {
+    cktest::TempDir dir;
+    ck::RecordingContext context;
+    ckplugin::gguf::GgufReader reader(context);
+    const ck::ModelHeader header = reader.open(cktest::sample_model());
+    write_model(header, reader, dir / "whole.gguf");
+    for (std::uint64_t block : {1u, 3u, 64u}) {
+        const fs::path rows = dir / ("rows-" + std::to_string(block) + ".gguf");
+        write_in_row_blocks(header, reader, rows, block);
+        BOOST_TEST(cktest::files_equal(dir / "whole.gguf", rows), "block " << block);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(row_blocks_out_of_order_are_refused_naming_the_tensor) {
+    cktest::TempDir dir;
+    ck::RecordingContext context;
+    ckplugin::gguf::GgufReader reader(context);
+    const ck::ModelHeader header = reader.open(cktest::sample_model());
+    std::size_t wide = 0;  // the first tensor of several rows
+    while (header.tensors.at(wide).rows() < 4) ++wide;
+    const std::string name = header.tensors[wide].name;
+    auto refusal = [&](const std::function<void(ckplugin::gguf::GgufWriter&)>& wrong) {
+        ckplugin::gguf::GgufWriter writer(context);
+        writer.prepare(header, dir / "o.gguf");
+        ck::OutputSet out(false);
+        writer.begin(out);
+        for (std::size_t i = 0; i < wide; ++i) writer.write(i, reader.tensor(i));
+        try {
+            wrong(writer);
+        } catch (const ck::Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    const ck::RowRange second{2, 2}, first{0, 2}, beyond{0, header.tensors[wide].rows() + 1};
+    // A block that skips rows, a whole tensor after its first block, a block past the end.
+    for (const std::string& message :
+         {refusal([&](auto& w) { w.write_rows(wide, second, reader.tensor_rows(wide, second)); }),
+          refusal([&](auto& w) {
+              w.write_rows(wide, first, reader.tensor_rows(wide, first));
+              w.write(wide, reader.tensor(wide));
+          }),
+          refusal([&](auto& w) { w.write_rows(wide, beyond, reader.tensor(wide)); })}) {
+        BOOST_TEST(cktest::contains(message, name), message);
+        BOOST_TEST(message != "accepted");
+    }
+    BOOST_TEST(!fs::exists(dir / "o.gguf"));  // never committed
 }
 
 BOOST_AUTO_TEST_SUITE_END()

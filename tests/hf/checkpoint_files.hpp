@@ -1,16 +1,21 @@
-// Test helpers that build Hugging Face checkpoint folders from the public ones: a safetensors
-// file's header and data, written back with a chosen set of tensors.
+// Test helpers of the hf suites: checkpoint folders built from the public ones (a safetensors
+// file's header and data, written back with a chosen set of tensors; config.json edited), and
+// conversions of them run through ckhost, refused or not.
 #pragma once
+
+#include <boost/test/unit_test.hpp>
 
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "ck/metadata.hpp"
 #include "test_support.hpp"
 
 namespace cktest::hf {
@@ -61,6 +66,40 @@ inline std::vector<std::string> tensor_names(const Safetensors& source) {
     for (const auto& item : source.header.items())
         if (item.key() != "__metadata__") names.push_back(item.key());
     return names;
+}
+
+// Rewrites `folder`/config.json after `edit`.
+inline void edit_config(const std::filesystem::path& folder,
+                        const std::function<void(nlohmann::ordered_json&)>& edit) {
+    nlohmann::ordered_json config =
+        nlohmann::ordered_json::parse(std::ifstream(folder / "config.json"));
+    edit(config);
+    std::ofstream(folder / "config.json") << config.dump(2);
+}
+
+// `options`: global options put before the pipeline (--max-memory, --threads).
+inline cktest::RunResult convert(const std::string& pipeline, const std::filesystem::path& in,
+                                 const std::filesystem::path& out,
+                                 std::vector<std::string> options = {}) {
+    options.insert(options.end(), {"--pipeline", pipeline, "-i", in.string(), "-o", out.string()});
+    return cktest::run_ckhost(options);
+}
+
+// hf:gguf refuses `folder`: exit 1, the message names the problem, no output and no temporary.
+inline void expect_refused(const std::filesystem::path& folder,
+                           const std::vector<std::string>& message_parts) {
+    cktest::TempDir out;
+    const auto r = convert("hf:gguf", folder, out / "model.gguf");
+    BOOST_TEST(r.exit_code == 1);
+    for (const std::string& part : message_parts) BOOST_TEST(cktest::contains(r.err, part), r.err);
+    BOOST_TEST(out.entries().empty());
+}
+
+// A string key of a converted model's metadata; the test stops when it is absent.
+inline std::string string_key(const ck::Metadata& md, const std::string& key) {
+    const ck::Value* value = md.find(key);
+    BOOST_TEST_REQUIRE(value != nullptr, key << " is absent");
+    return value->str();
 }
 
 }  // namespace cktest::hf

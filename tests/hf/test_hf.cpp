@@ -45,12 +45,12 @@ fs::path checkpoint() {
     return *hf_data() / "llama-bf16";
 }
 
-cktest::RunResult convert(const std::string& pipeline, const fs::path& in, const fs::path& out) {
-    return cktest::run_ckhost({"--pipeline", pipeline, "-i", in.string(), "-o", out.string()});
-}
-
+using cktest::hf::convert;
+using cktest::hf::edit_config;
+using cktest::hf::expect_refused;
 using cktest::hf::read_safetensors;
 using cktest::hf::Safetensors;
+using cktest::hf::string_key;
 using cktest::hf::write_shard;
 
 // A copy of the public checkpoint in `folder` (named llama-bf16, as general.name comes from
@@ -96,21 +96,6 @@ fs::path make_checkpoint(const cktest::TempDir& dir, std::size_t shards,
     return folder;
 }
 
-void edit_config(const fs::path& folder, const std::function<void(json&)>& edit) {
-    json config = json::parse(std::ifstream(folder / "config.json"));
-    edit(config);
-    std::ofstream(folder / "config.json") << config.dump(2);
-}
-
-// A refused conversion: exit 1, the message names the problem, no output and no temporary.
-void expect_refused(const fs::path& folder, const std::vector<std::string>& message_parts) {
-    cktest::TempDir out;
-    const auto r = convert("hf:gguf", folder, out / "model.gguf");
-    BOOST_TEST(r.exit_code == 1);
-    for (const std::string& part : message_parts) BOOST_TEST(contains(r.err, part), r.err);
-    BOOST_TEST(out.entries().empty());
-}
-
 // hf:gguf of `folder` into `out`; the output's metadata.
 ck::Metadata converted_metadata(const fs::path& folder, const cktest::TempDir& out) {
     const auto r = convert("hf:gguf", folder, out / "m.gguf");
@@ -128,13 +113,6 @@ std::pair<cktest::RunResult, ck::Metadata> converted(const fs::path& folder,
     ck::RecordingContext context;
     ckplugin::gguf::GgufReader reader(context);
     return {std::move(r), reader.open(out / "m.gguf").metadata};
-}
-
-// A string key of the output's metadata; the test stops when it is absent.
-std::string string_key(const ck::Metadata& md, const std::string& key) {
-    const ck::Value* value = md.find(key);
-    BOOST_TEST_REQUIRE(value != nullptr, key << " is absent");
-    return value->str();
 }
 
 void write_bytes(const fs::path& path, const std::string& bytes) {

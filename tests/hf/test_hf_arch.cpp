@@ -27,6 +27,10 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
+using cktest::hf::convert;
+using cktest::hf::edit_config;
+using cktest::hf::expect_refused;
+
 std::optional<fs::path> arch_data() {
     const auto shared = cktest::shared_data();
     if (!shared || !fs::is_regular_file(*shared / "hf-arch" / "llama31-bf16.bf16.gguf"))
@@ -64,25 +68,6 @@ fs::path copy_checkpoint(const std::string& name, const cktest::TempDir& dir,
     return to;
 }
 
-void edit_config(const fs::path& folder, const std::function<void(json&)>& edit) {
-    json config = json::parse(std::ifstream(folder / "config.json"));
-    edit(config);
-    std::ofstream(folder / "config.json") << config.dump(2);
-}
-
-cktest::RunResult convert(const std::string& pipeline, const fs::path& in, const fs::path& out) {
-    return cktest::run_ckhost({"--pipeline", pipeline, "-i", in.string(), "-o", out.string()});
-}
-
-// A refused conversion: exit 1, the message names the problem, no output and no temporary.
-void expect_refused(const fs::path& folder, const std::vector<std::string>& message_parts) {
-    cktest::TempDir out;
-    const auto r = convert("hf:gguf", folder, out / "model.gguf");
-    BOOST_TEST(r.exit_code == 1);
-    for (const std::string& part : message_parts) BOOST_TEST(contains(r.err, part), r.err);
-    BOOST_TEST(out.entries().empty());
-}
-
 ck::ModelHeader read_gguf(const fs::path& file) {
     ck::RecordingContext context;
     ckplugin::gguf::GgufReader reader(context);
@@ -110,23 +95,38 @@ std::string pipeline_for(const std::string& outtype) {
     return "hf:gguf";
 }
 
+// Global options under which every conversion must still give the reference bytes: whole
+// tensors (these checkpoints' tensors are smaller than a row block), then row blocks of a
+// single expert or whole heads (4K), and of several experts (64K).
+const std::vector<std::vector<std::string>> block_sizes = {
+    {"--json"},
+    {"--json", "--max-memory", "4K", "--threads", "2"},
+    {"--json", "--max-memory", "64K", "--threads", "2"}};
+
+// How many row blocks the runner wrote (its JSON report's compute_ahead.row_blocks).
+std::uint64_t row_blocks_written(const cktest::RunResult& r) {
+    return nlohmann::json::parse(r.out).at("compute_ahead").at("row_blocks").get<std::uint64_t>();
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(hf_arch)
 
 BOOST_AUTO_TEST_CASE(each_checkpoint_is_the_converters_file,
                      *utf::precondition(ArchDataPresent())) {
-    for (const Reference& ref : references) {
-        BOOST_TEST_CONTEXT(ref.folder << " " << ref.outtype) {
-            cktest::TempDir dir, out;
-            const fs::path folder = copy_checkpoint(ref.folder, dir);
-            const auto r = convert(pipeline_for(ref.outtype), folder, out / "m.gguf");
-            BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
-            const fs::path expected =
-                *arch_data() / (std::string(ref.folder) + "." + ref.outtype + ".gguf");
-            BOOST_TEST(cktest::files_equal(out / "m.gguf", expected));
+    for (const Reference& ref : references)
+        for (const auto& options : block_sizes) {
+            BOOST_TEST_CONTEXT(ref.folder << " " << ref.outtype << " " << options.size()) {
+                cktest::TempDir dir, out;
+                const fs::path folder = copy_checkpoint(ref.folder, dir);
+                const auto r = convert(pipeline_for(ref.outtype), folder, out / "m.gguf", options);
+                BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+                BOOST_TEST((row_blocks_written(r) > 0) == (options.size() > 1));
+                const fs::path expected =
+                    *arch_data() / (std::string(ref.folder) + "." + ref.outtype + ".gguf");
+                BOOST_TEST(cktest::files_equal(out / "m.gguf", expected));
+            }
         }
-    }
 }
 
 // hf:quantize[mix=q4_k_m]:gguf equals the converter's bf16 file followed by llama-quantize
@@ -140,8 +140,10 @@ BOOST_AUTO_TEST_CASE(q4_k_m_straight_from_the_checkpoint_is_llama_quantize_s,
         BOOST_TEST_CONTEXT(name) {
             cktest::TempDir dir, out;
             const fs::path folder = copy_checkpoint(name, dir);
-            const auto r = convert("hf:quantize[mix=q4_k_m]:gguf", folder, out / "m.gguf");
+            const auto r =
+                convert("hf:quantize[mix=q4_k_m]:gguf", folder, out / "m.gguf", block_sizes[1]);
             BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+            BOOST_TEST(row_blocks_written(r) > 0u);
             const fs::path expected = refs / (std::string(name) + ".q4_k_m.gguf");
             if (fs::exists(expected)) {
                 BOOST_TEST(cktest::files_equal(out / "m.gguf", expected));

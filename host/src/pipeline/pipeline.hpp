@@ -98,18 +98,27 @@ class Pipeline {
   private:
     struct Stage;
     struct Item;
+    struct Step;
     // Results of a group computed for one tensor and not asked for yet, by (depth, index).
     using GroupMemo = std::map<std::pair<std::size_t, std::size_t>, ck::TensorView>;
     ck::TensorView fetch(std::size_t depth, std::size_t index, GroupMemo& memo,
                          std::vector<double>& seconds);
+    ck::TensorView fetch_rows(std::size_t depth, std::size_t index, ck::RowRange rows,
+                              std::vector<double>& seconds);
+    // Rows a block of tensor `index` of stage `depth`'s header must be a multiple of; 0 when
+    // some stage up to it needs the tensor whole.
+    std::uint64_t row_granule(std::size_t depth, std::size_t index) const;
     // Why tensors cannot be computed ahead on several threads, or "" when they can.
     std::string sequential_reason() const;
     // Writes every tensor in the writer's order, computing ahead on the pool when allowed.
     nlohmann::json stream(const ConvertSettings& settings, ck::OutputSet& out);
     // The writer's order of the final header's tensors (its own, else header order).
     std::vector<std::size_t> writer_order();
-    std::vector<Item> make_items(const std::vector<std::size_t>& order,
-                                 std::vector<std::size_t>& item_of) const;
+    // The writer's work in order: items (tensors, row blocks, groups) and the writer's calls.
+    void make_items(const std::vector<std::size_t>& order, std::uint64_t block_bytes,
+                    std::vector<Item>& items, std::vector<Step>& steps) const;
+    // Row blocks of final tensor `index` of about `block_bytes` each; empty when it goes whole.
+    std::vector<ck::RowRange> row_blocks(std::size_t index, std::uint64_t block_bytes) const;
     void compute(Item& item);
     ConvertResult convert(const ConvertSettings& settings, ck::OutputSet& out);
     void check_target(const ck::OutputSet& out, const std::filesystem::path& target,

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "ck/parallel.hpp"
@@ -27,14 +28,23 @@ struct Pipeline::Stage {
     std::vector<std::ptrdiff_t> group_of;
 };
 
-// A unit of the writer's work: one tensor, or a group the last transform computes at once.
+// A unit of the writer's work: one tensor, a row block of one, or a group the last transform
+// computes at once.
 struct Pipeline::Item {
     std::vector<std::size_t> members;   // final-header indices, in the group's order
+    std::optional<ck::RowRange> rows;   // set: rows of members[0] (its only member)
     std::vector<ck::TensorView> views;  // members' bytes once computed; each dropped once written
     std::uint64_t cost = 0;             // planned bytes held while the item is in flight
     std::size_t written = 0;
     bool started = false;
     std::unique_ptr<ck::Task> task;  // computing ahead on the pool
+};
+
+// One writer call: tensor `index`, the `slot`th view of item `item`.
+struct Pipeline::Step {
+    std::size_t item;
+    std::size_t index;
+    std::size_t slot;
 };
 
 // "reader", "transform" or "writer".

@@ -279,4 +279,30 @@ ck::TensorView Pipeline::fetch(std::size_t depth, std::size_t index, GroupMemo& 
     return view;
 }
 
+std::uint64_t Pipeline::row_granule(std::size_t depth, std::size_t index) const {
+    const Stage& s = *stages_[depth];
+    if (depth == 0) return call_plugin(s.spec.name, [&] { return s.reader->row_granule(index); });
+    if (!s.group_of.empty() && s.group_of.at(index) >= 0) return 0;
+    const ck::UpstreamGranule upstream = [this, depth](std::size_t i) {
+        return row_granule(depth - 1, i);
+    };
+    return call_plugin(s.spec.name, [&] { return s.transform->row_granule(index, upstream); });
+}
+
+ck::TensorView Pipeline::fetch_rows(std::size_t depth, std::size_t index, ck::RowRange rows,
+                                    std::vector<double>& seconds) {
+    Stage& s = *stages_[depth];
+    const auto started = std::chrono::steady_clock::now();
+    const ck::UpstreamRows upstream = [this, depth, &seconds](std::size_t i, ck::RowRange r) {
+        return fetch_rows(depth - 1, i, r, seconds);
+    };
+    ck::TensorView view =
+        depth == 0 ? call_plugin(s.spec.name, [&] { return s.reader->tensor_rows(index, rows); })
+                   : call_plugin(s.spec.name,
+                                 [&] { return s.transform->apply_rows(index, rows, upstream); });
+    seconds.at(depth) +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return view;
+}
+
 }  // namespace ckhost

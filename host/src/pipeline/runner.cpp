@@ -2,6 +2,7 @@
 #include "pipeline/pipeline.hpp"
 #include "pipeline/pipeline_stages.hpp"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -32,6 +33,22 @@ using nlohmann::json;
 
 namespace ckhost {
 
+namespace {
+
+// The largest row block: big enough that a block's per-call costs vanish against its bytes,
+// small enough that `--threads` of them (input and output) stay a few tens of MiB.
+constexpr std::uint64_t max_block_bytes = 4u << 20;
+
+// The process's resident-set high-water mark so far (the kernel's own figure, as `time -v`'s
+// "Maximum resident set size"): the memory a conversion really took, plugins included.
+std::uint64_t peak_resident_bytes() {
+    rusage usage{};
+    if (::getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+    return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;  // reported in KiB
+}
+
+}  // namespace
+
 std::string Pipeline::sequential_reason() const {
     if (ck::thread_count() == 1) return "one thread";
     for (std::size_t k = 0; k + 1 < stages_.size(); ++k)
@@ -43,44 +60,86 @@ std::string Pipeline::sequential_reason() const {
 void Pipeline::compute(Item& item) {
     GroupMemo memo;
     std::vector<double> seconds(stages_.size(), 0.0);
+    const std::size_t depth = stages_.size() - 2;
     item.views.reserve(item.members.size());
     for (std::size_t index : item.members) {
         if (stop_.load(std::memory_order_relaxed)) return;
-        item.views.push_back(fetch(stages_.size() - 2, index, memo, seconds));
+        item.views.push_back(item.rows ? fetch_rows(depth, index, *item.rows, seconds)
+                                       : fetch(depth, index, memo, seconds));
     }
     std::lock_guard lock(seconds_mutex_);
     for (std::size_t k = 0; k + 1 < seconds.size(); ++k) inclusive_seconds_[k] += seconds[k];
 }
 
-// The writer's work as items: a tensor, or the whole group the last transform computes it
-// with, in the order of each item's first tensor; `item_of` maps each tensor to its item.
-std::vector<Pipeline::Item> Pipeline::make_items(const std::vector<std::size_t>& order,
-                                                 std::vector<std::size_t>& item_of) const {
+std::vector<ck::RowRange> Pipeline::row_blocks(std::size_t index, std::uint64_t block_bytes) const {
+    const Stage& w = *stages_.back();
+    const ck::TensorInfo& t = headers_.back().tensors.at(index);
+    const std::uint64_t rows = t.rows();
+    if (!w.writer->writes_rows() || rows < 2 || t.nbytes <= block_bytes) return {};
+    // A row's bytes at its widest stage: the output's, or f32 inside a stage that widens.
+    const std::uint64_t row_bytes =
+        std::max<std::uint64_t>(t.row_bytes(), static_cast<std::uint64_t>(t.ne[0]) * 4);
+    const std::uint64_t granule = row_granule(stages_.size() - 2, index);
+    if (granule == 0) return {};
+    const std::uint64_t per_block =
+        std::max<std::uint64_t>(granule, block_bytes / row_bytes / granule * granule);
+    if (per_block >= rows) return {};
+    std::vector<ck::RowRange> blocks;
+    for (std::uint64_t first = 0; first < rows; first += per_block)
+        blocks.push_back({first, std::min(per_block, rows - first)});
+    return blocks;
+}
+
+// The writer's work as items: a tensor, its row blocks, or the whole group the last transform
+// computes it with, in the order of each item's first tensor; and the writer's calls in order.
+void Pipeline::make_items(const std::vector<std::size_t>& order, std::uint64_t block_bytes,
+                          std::vector<Item>& items, std::vector<Step>& steps) const {
     const ck::ModelHeader& final_header = headers_.back();
     const Stage& last = *stages_[stages_.size() - 2];
-    std::vector<Item> items;
-    item_of.assign(final_header.tensors.size(), SIZE_MAX);
-    for (std::size_t index : order) {
-        if (item_of.at(index) != SIZE_MAX) continue;
-        Item item;
-        if (!last.group_of.empty() && last.group_of.at(index) >= 0)
-            item.members = last.groups[static_cast<std::size_t>(last.group_of[index])];
-        else
-            item.members = {index};
-        for (std::size_t m : item.members) item_of.at(m) = items.size();
-        items.push_back(std::move(item));
-    }
     // An item's cost: its tensors' bytes at every stage (views of the input are resident once
-    // read; each transform's outputs are buffers until the writer is done with them).
+    // read; each transform's outputs are buffers until the writer is done with them); a row
+    // block's, its share of its tensor's.
     std::vector<std::map<std::string_view, std::uint64_t>> bytes_by_name(headers_.size());
     for (std::size_t k = 0; k < headers_.size(); ++k)
         for (const ck::TensorInfo& t : headers_[k].tensors) bytes_by_name[k][t.name] = t.nbytes;
-    for (Item& item : items)
-        for (std::size_t m : item.members)
-            for (const auto& by_name : bytes_by_name)
-                if (auto it = by_name.find(final_header.tensors[m].name); it != by_name.end())
-                    item.cost += it->second;
-    return items;
+    auto cost_of = [&](std::size_t index) {
+        std::uint64_t cost = 0;
+        for (const auto& by_name : bytes_by_name)
+            if (auto it = by_name.find(final_header.tensors[index].name); it != by_name.end())
+                cost += it->second;
+        return cost;
+    };
+    std::vector<std::size_t> item_of(final_header.tensors.size(), SIZE_MAX);
+    for (std::size_t index : order) {
+        if (item_of.at(index) == SIZE_MAX) {
+            const bool grouped = !last.group_of.empty() && last.group_of.at(index) >= 0;
+            const std::vector<ck::RowRange> blocks =
+                grouped ? std::vector<ck::RowRange>{} : row_blocks(index, block_bytes);
+            if (!blocks.empty()) {
+                const std::uint64_t rows = blocks.back().first + blocks.back().count;
+                for (const ck::RowRange& block : blocks) {
+                    steps.push_back({items.size(), index, 0});
+                    Item& item = items.emplace_back();
+                    item.members = {index};
+                    item.rows = block;
+                    item.cost = (cost_of(index) * block.count + rows - 1) / rows;
+                }
+                continue;
+            }
+            Item item;
+            item.members = grouped ? last.groups[static_cast<std::size_t>(last.group_of[index])]
+                                   : std::vector<std::size_t>{index};
+            for (std::size_t m : item.members) {
+                item.cost += cost_of(m);
+                item_of.at(m) = items.size();
+            }
+            items.push_back(std::move(item));
+        }
+        const Item& item = items[item_of[index]];
+        const auto slot = static_cast<std::size_t>(
+            std::find(item.members.begin(), item.members.end(), index) - item.members.begin());
+        steps.push_back({item_of[index], index, slot});
+    }
 }
 
 namespace {
@@ -90,6 +149,8 @@ namespace {
 struct InFlight {
     std::size_t window;
     std::uint64_t budget;
+    std::uint64_t block_bytes = 0;  // the row blocks' size (row_blocks)
+    std::size_t row_blocks = 0;     // written so far
     std::size_t count = 0, peak_items = 0;
     std::uint64_t bytes = 0, peak_bytes = 0;
 
@@ -106,6 +167,16 @@ struct InFlight {
     }
 };
 
+// The report's `compute_ahead`: how the run went ahead of the writer, and at what memory.
+json ahead_summary(const InFlight& flight, const std::string& why_not) {
+    json summary = {{"concurrent", why_not.empty()},   {"window", flight.window},
+                    {"max_memory", flight.budget},     {"block_bytes", flight.block_bytes},
+                    {"row_blocks", flight.row_blocks}, {"peak_tensors", flight.peak_items},
+                    {"peak_bytes", flight.peak_bytes}, {"peak_rss", peak_resident_bytes()}};
+    if (!why_not.empty()) summary["why_not"] = why_not;
+    return summary;
+}
+
 }  // namespace
 
 std::vector<std::size_t> Pipeline::writer_order() {
@@ -121,14 +192,17 @@ std::vector<std::size_t> Pipeline::writer_order() {
 json Pipeline::stream(const ConvertSettings& settings, ck::OutputSet& out) {
     Stage& w = *stages_.back();
     const ck::ModelHeader& final_header = headers_.back();
-    const std::vector<std::size_t> order = writer_order();
-    std::vector<std::size_t> item_of;
-    std::vector<Item> items = make_items(order, item_of);
-
     const std::string reason = sequential_reason();
     const bool ahead = reason.empty();
     InFlight flight{ahead ? ck::thread_count() : 1,
                     settings.max_memory ? settings.max_memory : default_max_memory()};
+    // Tensors larger than a block travel in row blocks where every stage allows it: the
+    // window's items then hold blocks, not whole tensors (docs/design.md, "Row blocks").
+    flight.block_bytes =
+        std::min<std::uint64_t>(max_block_bytes, flight.budget / (2 * flight.window));
+    std::vector<Item> items;
+    std::vector<Step> steps;
+    make_items(writer_order(), flight.block_bytes, items, steps);
     std::size_t next = 0;
     auto start = [&](Item& item) {
         item.started = true;
@@ -156,18 +230,19 @@ json Pipeline::stream(const ConvertSettings& settings, ck::OutputSet& out) {
     stop_ = false;
     try {
         call_writer([&] { w.writer->begin(out); });
-        for (std::size_t index : order) {
-            const ck::TensorInfo& t = final_header.tensors.at(index);
-            Item& item = items[item_of[index]];
+        for (const Step& step : steps) {
+            Item& item = items[step.item];
             if (!item.started) start(item);  // needed now, whatever the budget says
             admit();
-            progress.update(done, t.name);
+            progress.update(done, final_header.tensors.at(step.index).name);
             if (item.task) item.task->wait();
-            const std::size_t slot = static_cast<std::size_t>(
-                std::find(item.members.begin(), item.members.end(), index) - item.members.begin());
-            const ck::TensorView view = std::exchange(item.views.at(slot), {});
-            call_writer([&] { w.writer->write(index, view); });
-            done += t.nbytes;
+            const ck::TensorView view = std::exchange(item.views.at(step.slot), {});
+            if (item.rows)
+                call_writer([&] { w.writer->write_rows(step.index, *item.rows, view); });
+            else
+                call_writer([&] { w.writer->write(step.index, view); });
+            flight.row_blocks += item.rows.has_value();
+            done += view.size();
             if (++item.written == item.members.size()) {
                 item.task.reset();
                 item.views.clear();
@@ -185,13 +260,7 @@ json Pipeline::stream(const ConvertSettings& settings, ck::OutputSet& out) {
         throw;
     }
     progress.finish();
-    json summary = {{"concurrent", ahead},
-                    {"window", flight.window},
-                    {"max_memory", flight.budget},
-                    {"peak_tensors", flight.peak_items},
-                    {"peak_bytes", flight.peak_bytes}};
-    if (!ahead) summary["why_not"] = reason;
-    return summary;
+    return ahead_summary(flight, reason);
 }
 
 }  // namespace ckhost

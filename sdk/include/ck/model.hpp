@@ -28,7 +28,11 @@ struct CK_SDK_API TensorInfo {
     std::string stored_type{};
     std::uint64_t stored_bytes = 0;
 
-    std::uint64_t elements() const;    // product of ne (checked when the tensor was made)
+    std::uint64_t elements() const;  // product of ne (checked when the tensor was made)
+    // Runs of ne[0] elements (RowRange, ck/stage.hpp): elements() / ne[0]; 1 for a scalar.
+    std::uint64_t rows() const;
+    // Bytes of one row: nbytes / rows() (a row holds whole quantization blocks).
+    std::uint64_t row_bytes() const { return rows() ? nbytes / rows() : 0; }
     std::string shape_string() const;  // "[256, 1024]"
 };
 

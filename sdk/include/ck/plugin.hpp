@@ -35,7 +35,7 @@
 // Bump whenever anything a plugin sees changes layout or meaning: this struct, the stage
 // interfaces, ModelHeader, Metadata, TensorView, Options, Context, OutputSet, Error.
 // tests/unit/test_abi_layout.cpp pins those layouts; libcksdk's SOVERSION follows this number.
-#define CK_PLUGIN_ABI_VERSION 5u
+#define CK_PLUGIN_ABI_VERSION 6u
 #define CK_PLUGIN_DESCRIPTOR_SYMBOL "ckhost_plugin_descriptor"
 
 // The toolchain fingerprint's values, as the including translation unit is compiled. Clang

@@ -7,30 +7,60 @@
 //   for each tensor in Writer::order():  Reader::tensor -> Transform::apply... -> Writer::write
 //     (plugins declaring CK_PLUGIN_FLAG_CONCURRENT get several tensors computed at once, on
 //     the pool; Writer::write still receives them one at a time, strictly in order)
+//     or, for a large tensor every stage can take in row blocks (row_granule, writes_rows):
+//     for each block of rows, in order: tensor_rows -> apply_rows... -> Writer::write_rows
 //   Writer::finish          -> headers and checksums patched; the host commits the outputs
 //
 // Only ck::Error may leave any of these calls.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <numeric>
 #include <vector>
 
 #include "ck/context.hpp"
+#include "ck/export.hpp"
 #include "ck/model.hpp"
 #include "ck/options.hpp"
 #include "ck/output.hpp"
 
 namespace ck {
 
-class Reader {
+// Rows [first, first + count) of a tensor. A tensor's rows are its elements in runs of ne[0]
+// (the row length): a 2-D weight's rows, a stacked expert tensor's rows of every expert in turn.
+// A row holds whole quantization blocks, so a run of rows is a run of bytes in every type.
+struct RowRange {
+    std::uint64_t first = 0;
+    std::uint64_t count = 0;
+};
+
+// Large tensors travel in row blocks (docs/design.md, "Row blocks") when every stage of the
+// pipeline can take tensor `index` that way: each stage says how many rows a block must be a
+// multiple of (its granule), 0 when it needs the tensor whole, which is every stage's default.
+// A transform's answer includes its upstream's (`combine_granules`), as apply() includes its
+// upstream's bytes.
+using UpstreamGranule = std::function<std::uint64_t(std::size_t index)>;
+
+// The smallest row count both granules divide; 0 when either stage needs the tensor whole.
+inline std::uint64_t combine_granules(std::uint64_t a, std::uint64_t b) {
+    return a == 0 || b == 0 ? 0 : std::lcm(a, b);
+}
+
+class CK_SDK_API Reader {
   public:
     virtual ~Reader() = default;
     virtual ModelHeader open(const std::filesystem::path& path) = 0;
     // Bytes of tensor `index` of the header open() returned.
     virtual TensorView tensor(std::size_t index) = 0;
+    // Rows a block of tensor `index` must be a multiple of (the last block may be shorter), or
+    // 0 when tensor_rows is not offered for it (the default).
+    virtual std::uint64_t row_granule(std::size_t /*index*/) const { return 0; }
+    // Rows `rows` of tensor `index`, asked only when row_granule(index) is not 0, with
+    // rows.first a multiple of it.
+    virtual TensorView tensor_rows(std::size_t index, RowRange rows);
     // Integrity checks beyond open() for `ckhost verify` (checksums, ...), called after the
     // host has fetched every tensor once; throws on the first problem.
     virtual void verify() {}
@@ -43,10 +73,13 @@ class Reader {
 // Fetches tensor `index` of the previous stage's header.
 using Upstream = std::function<TensorView(std::size_t index)>;
 
+// Fetches rows of tensor `index` of the previous stage's header.
+using UpstreamRows = std::function<TensorView(std::size_t index, RowRange rows)>;
+
 // Indices of tensors of a planned header that one computation produces together.
 using TensorGroup = std::vector<std::size_t>;
 
-class Transform {
+class CK_SDK_API Transform {
   public:
     virtual ~Transform() = default;
     virtual ModelHeader plan(const ModelHeader& in) = 0;
@@ -65,9 +98,19 @@ class Transform {
         for (std::size_t index : members) views.push_back(apply(index, upstream));
         return views;
     }
+    // Rows a block of tensor `index` of plan()'s header must be a multiple of, `upstream`'s
+    // granule included (combine_granules), or 0 (the default) when apply_rows is not offered
+    // for it. Never asked for a tensor of a group.
+    virtual std::uint64_t row_granule(std::size_t /*index*/,
+                                      const UpstreamGranule& /*upstream*/) const {
+        return 0;
+    }
+    // Rows `rows` of tensor `index`, asked only when row_granule(index) is not 0; the result
+    // must be what the same rows of apply(index) would be.
+    virtual TensorView apply_rows(std::size_t index, RowRange rows, const UpstreamRows& upstream);
 };
 
-class Writer {
+class CK_SDK_API Writer {
   public:
     virtual ~Writer() = default;
     // Checks that `header` can be stored at `destination` (what the user gave as -o) and fixes
@@ -84,6 +127,11 @@ class Writer {
     virtual std::vector<std::string> understood_keys() const { return {}; }
     virtual void begin(OutputSink& out) = 0;
     virtual void write(std::size_t index, const TensorView& tensor) = 0;
+    // Whether write_rows may be called (default: no, every tensor comes whole to write()).
+    virtual bool writes_rows() const { return false; }
+    // Rows `rows` of tensor `index`. A tensor comes either whole to write() or in row blocks
+    // here: its blocks in order, from row 0 to its last row, before the next tensor.
+    virtual void write_rows(std::size_t index, RowRange rows, const TensorView& block);
     virtual void finish() = 0;
 };
 

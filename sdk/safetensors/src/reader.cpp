@@ -345,11 +345,18 @@ ModelHeader SafetensorsReader::open(const fs::path& path) {
         meta ? read_metadata(*meta, entries, checker, file_, header)
              : std::unordered_set<std::string>{};
     warn_plain_u8(entries, repacked, context_, file_);
+    row_bytes_.clear();
+    for (const TensorInfo& t : header.tensors) row_bytes_.push_back(t.row_bytes());
     return header;
 }
 
 TensorView SafetensorsReader::tensor(std::size_t index) {
     return tensors_.view(index);
+}
+
+TensorView SafetensorsReader::tensor_rows(std::size_t index, RowRange rows) {
+    const std::uint64_t row_bytes = row_bytes_.at(index);
+    return tensors_.view(index).slice(rows.first * row_bytes, rows.count * row_bytes);
 }
 
 void SafetensorsReader::verify() {

@@ -18,6 +18,9 @@ class SafetensorsReader final : public Reader {
     explicit SafetensorsReader(Context& context) : context_(context) {}
     ModelHeader open(const std::filesystem::path& path) override;
     TensorView tensor(std::size_t index) override;
+    // Any rows: a slice of the mapping.
+    std::uint64_t row_granule(std::size_t) const override { return 1; }
+    TensorView tensor_rows(std::size_t index, RowRange rows) override;
     // Also refuses bytes no tensor covers (Hugging Face's library rejects such files).
     void verify() override;
 
@@ -27,6 +30,7 @@ class SafetensorsReader final : public Reader {
     support::MappedTensors tensors_;
     std::vector<std::string> unindexed_;  // gaps and trailing bytes, for verify()
     std::uint64_t data_start_ = 0;
+    std::vector<std::uint64_t> row_bytes_;  // of each tensor of the header handed out
 };
 
 // Does the file start like a safetensors file (a plausible length, then '{')?
