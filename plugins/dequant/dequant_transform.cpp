@@ -15,6 +15,7 @@
 #include "ck/error.hpp"
 #include "ck/kernels/dequant.hpp"
 #include "ck/kernels/narrow.hpp"
+#include "ck/llama/tensors.hpp"
 #include "ck/parallel.hpp"
 #include "ck/stage.hpp"
 #include "ck/support/tensor_io.hpp"
@@ -55,20 +56,6 @@ void populate_for_writing(std::byte* begin, std::byte* end) {
 #endif
 }
 
-// llama.cpp's converters store these in F32 whatever the output type (convert_hf_to_gguf.py's
-// rules for the families ckhost reads): 1-D tensors (norms, biases: tiny, and F16 would round
-// the norms every layer multiplies by), and by name any `*_norm.weight` and the expert routers
-// `ffn_gate_inp` / `ffn_gate_inp_shexp` (the router's logits pick the experts).
-enum class KeptF32 { no, one_dimensional, by_name };
-
-KeptF32 converters_keep_f32(const ck::TensorInfo& t) {
-    if (t.ne.size() == 1) return KeptF32::one_dimensional;
-    for (std::string_view suffix :
-         {"_norm.weight", ".ffn_gate_inp.weight", ".ffn_gate_inp_shexp.weight"})
-        if (t.name.ends_with(suffix)) return KeptF32::by_name;
-    return KeptF32::no;
-}
-
 }  // namespace
 
 Dequant::Dequant(const ck::Options& options, ck::Context& context)
@@ -83,15 +70,16 @@ ck::ModelHeader Dequant::plan(const ck::ModelHeader& in) {
     filter_.check_matches(in, "dequant");
     ck::ModelHeader out = in;
     conversions_.assign(in.tensors.size(), std::nullopt);
-    std::size_t kept_f32[3] = {};  // by KeptF32
+    std::size_t kept_f32[3] = {};  // by ck::llama::ConverterF32
     for (std::size_t i = 0; i < in.tensors.size(); ++i) {
         ck::TensorInfo& t = out.tensors[i];
         if (!filter_.selects(t.name)) continue;
         // What `only` names is converted, whatever it is.
-        const KeptF32 kept = target_ != id(GgmlType::f32) && !filter_.chosen_by_only(t.name)
-                                 ? converters_keep_f32(t)
-                                 : KeptF32::no;
-        const std::uint32_t target = kept != KeptF32::no ? id(GgmlType::f32) : target_;
+        using ck::llama::ConverterF32;
+        const ConverterF32 kept = target_ != id(GgmlType::f32) && !filter_.chosen_by_only(t.name)
+                                      ? ck::llama::converter_keeps_f32(t.name, t.ne.size())
+                                      : ConverterF32::no;
+        const std::uint32_t target = kept != ConverterF32::no ? id(GgmlType::f32) : target_;
         ++kept_f32[static_cast<int>(kept)];
         if (t.type == target) continue;
         const ck::TypeInfo* info = ck::find_type(t.type);
@@ -110,9 +98,9 @@ ck::ModelHeader Dequant::plan(const ck::ModelHeader& in) {
     const std::string why =
         " stay in f32, as llama.cpp's converters store them; name them with only= to convert "
         "them too";
-    if (const auto n = kept_f32[static_cast<int>(KeptF32::one_dimensional)])
+    if (const auto n = kept_f32[static_cast<int>(ck::llama::ConverterF32::one_dimensional)])
         context_.note("dequant: " + std::to_string(n) + " 1-D tensor(s) (norms, biases)" + why);
-    if (const auto n = kept_f32[static_cast<int>(KeptF32::by_name)])
+    if (const auto n = kept_f32[static_cast<int>(ck::llama::ConverterF32::by_name)])
         context_.note("dequant: " + std::to_string(n) + " expert router(s) and norm(s)" + why);
     return out;
 }

@@ -63,8 +63,7 @@ ModelHeader Headpack::plan_padding(const ModelHeader& in) {
             std::string(llama::aligned_head_dim_key));
     // Padded heads are only for C-Kernel-Engine's bump files, whose graph is the plain llama
     // one: a model beyond it is refused here, before a bump writer would refuse it.
-    if (const auto features = llama::beyond_plain_graph(in); !features.empty())
-        throw llama::plain_graph_refusal(in, features, "headpack");
+    llama::refuse_beyond_plain_graph(in, "headpack");
     const llama::ArchKeys keys(in.metadata);
     const llama::HeadGeometry g = llama::head_geometry(in, keys);
     const std::uint64_t hd = g.head_dim;

@@ -1,6 +1,11 @@
 #include "architectures.hpp"
 
 namespace ckplugin::hf {
+
+std::vector<const char*> block_count_names() {
+    return {"n_layers", "num_hidden_layers", "n_layer", "num_layers"};
+}
+
 namespace {
 
 template <class T>
@@ -8,11 +13,6 @@ std::vector<T> join(std::initializer_list<std::vector<T>> parts) {
     std::vector<T> all;
     for (const auto& p : parts) all.insert(all.end(), p.begin(), p.end());
     return all;
-}
-
-// The config names ModelBase takes block_count from (find_hparam), for every class alike.
-std::vector<const char*> block_count_names() {
-    return {"n_layers", "num_hidden_layers", "n_layer", "num_layers"};
 }
 
 // TextModel.set_gguf_parameters: every key optional, the first config name present wins.

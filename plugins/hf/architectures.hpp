@@ -81,6 +81,8 @@ struct Architecture {
 
 // The description for a Hugging Face class, or nullptr.
 const Architecture* find_architecture(std::string_view hf_class);
+// The config names ModelBase takes block_count from (find_hparam), for every class alike.
+std::vector<const char*> block_count_names();
 // "LlamaForCausalLM, ..." for messages.
 std::string supported_classes();
 

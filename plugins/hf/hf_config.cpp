@@ -58,9 +58,9 @@ std::optional<std::uint32_t> Hparams::u32(const std::vector<const char*>& keys) 
     return std::nullopt;
 }
 
-std::uint32_t Hparams::required_u32(std::initializer_list<const char*> keys) const {
+std::uint32_t Hparams::required_u32(const std::vector<const char*>& keys) const {
     const auto v = u32(keys);
-    if (!v) fail(*keys.begin(), "is missing");
+    if (!v) fail(keys.front(), "is missing");
     return *v;
 }
 

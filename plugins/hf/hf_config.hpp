@@ -28,7 +28,10 @@ class Hparams {
         return u32(std::vector<const char*>(keys));
     }
     std::optional<std::uint32_t> u32(const std::vector<const char*>& keys) const;
-    std::uint32_t required_u32(std::initializer_list<const char*> keys) const;
+    std::uint32_t required_u32(std::initializer_list<const char*> keys) const {
+        return required_u32(std::vector<const char*>(keys));
+    }
+    std::uint32_t required_u32(const std::vector<const char*>& keys) const;
     // As a number; throws naming the first key when the value is not one.
     std::optional<double> number(std::initializer_list<const char*> keys) const {
         return number(std::vector<const char*>(keys));

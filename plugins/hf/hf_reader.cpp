@@ -1,8 +1,8 @@
 #include "hf_reader.hpp"
 
-#include <cctype>
 #include <cstring>
-#include <fstream>
+
+#include <boost/algorithm/string/case_conv.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +14,7 @@
 #include "hf_config.hpp"
 #include "model_keys.hpp"
 #include "model_name.hpp"
+#include "special_vocab.hpp"
 #include "tokenizer.hpp"
 
 namespace fs = std::filesystem;
@@ -25,15 +26,11 @@ namespace {
 using Action = PlannedTensor::Action;
 
 ordered_json read_config(const fs::path& path) {
-    std::ifstream in(path);
-    if (!in) throw ck::Error("cannot open: no config.json in the checkpoint folder", path.string());
-    try {
-        ordered_json config = ordered_json::parse(in);
-        if (!config.is_object()) throw ck::Error("config.json is not a JSON object", path.string());
-        return config;
-    } catch (const ordered_json::exception& e) {
-        throw ck::Error(std::string("not valid JSON: ") + e.what(), path.string());
-    }
+    std::optional<ordered_json> config = read_json_file(path);
+    if (!config)
+        throw ck::Error("cannot open: no config.json in the checkpoint folder", path.string());
+    if (!config->is_object()) throw ck::Error("config.json is not a JSON object", path.string());
+    return std::move(*config);
 }
 
 std::string class_of(const Hparams& hp) {
@@ -52,8 +49,9 @@ bool is_multimodal(const std::string& name, const ordered_json& config) {
            config.contains("vision_config") || config.contains("audio_config");
 }
 
-const Architecture& architecture_of(const Hparams& hp, const fs::path& folder) {
-    const std::string name = class_of(hp);
+// The family of class `name` (the config's first "architectures" entry).
+const Architecture& architecture_of(const std::string& name, const Hparams& hp,
+                                    const fs::path& folder) {
     if (is_multimodal(name, hp.json()))
         throw ck::Error("architecture '" + name +
                             "' is a vision/multimodal model; ckhost converts text-only "
@@ -67,7 +65,7 @@ const Architecture& architecture_of(const Hparams& hp, const fs::path& folder) {
     std::string hints = folder.filename().string() + " " +
                         hp.json().value("_name_or_path", std::string()) + " " +
                         hp.json().value("model_type", std::string());
-    for (char& c : hints) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    boost::algorithm::to_lower(hints);
     for (std::string_view variant : a->refused_variants)
         if (hints.find(variant) != std::string::npos)
             throw ck::Error("'" + std::string(variant) + "' checkpoints are not supported: " +
@@ -118,7 +116,9 @@ void permute_rows(const std::byte* in, std::byte* out, std::int64_t rows, std::s
 }
 
 // Gemma's norm + 1 in the tensor's precision (the converter adds to the torch tensor after
-// widening BF16 to F32; F16 stays F16, so its sum is rounded to F16), then F32.
+// widening BF16 to F32; F16 stays F16, so its sum is rounded to F16), then F32. torch's F16
+// addition rounds to nearest even, as ggml's f32_to_f16 does; the numpy rounding the F16
+// outputs use (f32_to_f16_numpy) differs from it only in a NaN's bits, and a norm holds none.
 void shift_norm(const std::byte* in, std::byte* out, std::size_t n, ck::GgmlType type) {
     for (std::size_t i = 0; i < n; ++i) {
         float f;
@@ -173,7 +173,8 @@ ck::ModelHeader HfReader::open(const fs::path& path) {
     }
     const fs::path config_path = folder / "config.json";
     const Hparams hp(read_config(config_path), config_path.string());
-    const Architecture& architecture = architecture_of(hp, folder);
+    const std::string class_name = class_of(hp);
+    const Architecture& architecture = architecture_of(class_name, hp, folder);
     check_config(architecture, hp);
     checkpoint_.open(folder, context_);
     generated_ = generate_tensors(architecture, hp);
@@ -193,7 +194,7 @@ ck::ModelHeader HfReader::open(const fs::path& path) {
     for (const PlannedTensor& p : plan_) header.tensors.push_back(p.info);
     write_header_metadata(header.metadata, architecture, hp, folder, generated_, header.tensors);
     for (const auto& [key, value] : tokenizer) header.metadata.set(key, value);
-    header.format_facts = {{"architecture", class_of(hp)},
+    header.format_facts = {{"architecture", class_name},
                            {"shards", std::to_string(checkpoint_.shard_count())}};
     return header;
 }
@@ -212,6 +213,7 @@ ck::TensorView HfReader::tensor(std::size_t index) {
         for (const StoredTensor& t : p.stored) {
             const ck::TensorView expert = checkpoint_.view(t);
             std::memcpy(out.bytes.data() + at, expert.data(), expert.size());
+            expert.release(0, expert.size());  // read once: its pages leave the resident set
             at += expert.size();
         }
         return out.view;
@@ -224,6 +226,7 @@ ck::TensorView HfReader::tensor(std::size_t index) {
             auto out = ck::TensorView::allocate(stored.size());
             const auto rows = info.ne[1];
             permute_rows(stored.data(), out.bytes.data(), rows, stored.size() / rows, p.heads);
+            stored.release(0, stored.size());  // read once: its pages leave the resident set
             return out.view;
         }
         case Action::widen_to_f32:
@@ -231,6 +234,7 @@ ck::TensorView HfReader::tensor(std::size_t index) {
             auto out = ck::TensorView::allocate(info.elements() * 4);
             (p.action == Action::shift_norm ? shift_norm : widen_to_f32)(
                 stored.data(), out.bytes.data(), info.elements(), type);
+            stored.release(0, stored.size());
             return out.view;
         }
         default:
@@ -264,6 +268,7 @@ ck::TensorView HfReader::tensor_rows(std::size_t index, ck::RowRange rows) {
         for (std::uint64_t e = first; e < first + count; ++e) {
             const ck::TensorView expert = checkpoint_.view(p.stored.at(e));
             std::memcpy(out.bytes.data() + at, expert.data(), expert.size());
+            expert.release(0, expert.size());
             at += expert.size();
         }
         return out.view;
@@ -275,6 +280,7 @@ ck::TensorView HfReader::tensor_rows(std::size_t index, ck::RowRange rows) {
     const auto head_rows = static_cast<std::int64_t>(row_granule(index));
     const auto count = static_cast<std::int64_t>(rows.count);
     permute_rows(stored.data(), out.bytes.data(), count, row_bytes, count / head_rows);
+    stored.release(0, stored.size());
     return out.view;
 }
 

@@ -6,6 +6,7 @@
 
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
+#include "ck/llama/tensors.hpp"
 #include "ck/support/tensor_io.hpp"
 
 namespace ckplugin::hf {
@@ -45,10 +46,11 @@ std::optional<std::string> llama_name(const Architecture& a, const std::string& 
 }
 
 bool stays_f32(const std::string& gguf_name, const ck::TensorInfo& info) {
-    // The converter writes 1-D tensors, norms, the MoE router and anything that is not a
-    // `.weight` as F32 whatever the outtype (prepare_tensors).
-    return info.ne.size() <= 1 || gguf_name.ends_with("_norm.weight") ||
-           gguf_name.ends_with(".ffn_gate_inp.weight") || !gguf_name.ends_with(".weight");
+    // The converter writes 1-D tensors, norms, the MoE router (ck::llama::converter_keeps_f32)
+    // and anything that is not a `.weight` as F32 whatever the outtype (prepare_tensors).
+    return ck::llama::converter_keeps_f32(gguf_name, info.ne.size()) !=
+               ck::llama::ConverterF32::no ||
+           !gguf_name.ends_with(".weight");
 }
 
 void check_float_type(const PlanInputs& in, const StoredTensor& t) {
@@ -202,8 +204,7 @@ bool skipped(const Architecture& a, const std::string& name) {
 
 std::vector<PlannedTensor> plan_tensors(const PlanInputs& in) {
     const Architecture& a = in.architecture;
-    const std::uint32_t block_count =
-        in.hp.required_u32({"n_layers", "num_hidden_layers", "n_layer", "num_layers"});
+    const std::uint32_t block_count = in.hp.required_u32(block_count_names());
     std::vector<PlannedTensor> plan;
     for (std::size_t i = 0; i < in.generated.tensors.size(); ++i)
         plan.push_back(plan_generated(in.generated.tensors[i], i));

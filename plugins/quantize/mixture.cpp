@@ -403,16 +403,9 @@ class Planner {
     // tensor_type_fallback, with the rule text saying what replaced what.
     Pick fallback(const ck::TensorInfo& t, Pick pick) const {
         const std::int64_t ncols = t.ne.empty() ? 1 : t.ne[0];
-        const std::uint32_t block = block_size(pick.type);
-        if (ncols % block == 0) return pick;
-        const std::optional<std::uint32_t> to = fallback_type(pick.type, ncols);
-        if (!to)
-            throw ck::tensor_error(
-                "row length " + std::to_string(ncols) + " is not a multiple of " +
-                    shown(pick.type) + "'s block of " + std::to_string(block) +
-                    ", and llama.cpp defines no fallback type for " + shown(pick.type),
-                t.name, header_.source);
-        return {*to, pick.rule + "; fallback: " + fallback_reason(pick.type, ncols, *to)};
+        if (ncols % block_size(pick.type) == 0) return pick;
+        const std::uint32_t to = fallback_type_or_refuse(t, pick.type, header_.source);
+        return {to, pick.rule + "; fallback: " + fallback_reason(pick.type, ncols, to)};
     }
 
     // llama_tensor_get_type_impl for the supported mixtures.
@@ -671,6 +664,16 @@ std::optional<std::uint32_t> fallback_type(std::uint32_t type, std::int64_t row_
     // row length.
     if (row_length % block_size(*smaller) != 0) return id(GgmlType::f16);
     return smaller;
+}
+
+std::uint32_t fallback_type_or_refuse(const ck::TensorInfo& t, std::uint32_t type,
+                                      const std::string& source) {
+    const std::int64_t ncols = t.ne.empty() ? 1 : t.ne[0];
+    if (const std::optional<std::uint32_t> to = fallback_type(type, ncols)) return *to;
+    throw ck::tensor_error("row length " + std::to_string(ncols) + " is not a multiple of " +
+                               shown(type) + "'s block of " + std::to_string(block_size(type)) +
+                               ", and llama.cpp defines no fallback type for " + shown(type),
+                           t.name, source);
 }
 
 std::string fallback_reason(std::uint32_t type, std::int64_t row_length, std::uint32_t to) {

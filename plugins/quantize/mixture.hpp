@@ -69,6 +69,10 @@ std::optional<std::string> not_quantizable(const ck::TensorInfo& t);
 // itself when its block divides the row; nullopt for a type llama.cpp lists no fallback for.
 // convert_hf_to_gguf.py writes F16 in the same case (its q8_0 output).
 std::optional<std::uint32_t> fallback_type(std::uint32_t type, std::int64_t row_length);
+// fallback_type for tensor `t` of the model read from `source`, refused (ck::Error naming the
+// tensor) when llama.cpp lists no fallback for `type`.
+std::uint32_t fallback_type_or_refuse(const ck::TensorInfo& t, std::uint32_t type,
+                                      const std::string& source);
 // "row length 80 is not a multiple of 256 (Q4_K) nor of 32 (Q5_0) -> F16": why `to` replaced
 // `type` (to = fallback_type(type, row_length)).
 std::string fallback_reason(std::uint32_t type, std::int64_t row_length, std::uint32_t to);

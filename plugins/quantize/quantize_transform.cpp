@@ -176,19 +176,15 @@ std::string Quantize::plan_one_type(const ck::ModelHeader& in, std::size_t i) {
     const ck::TensorInfo& t = in.tensors[i];
     if (std::optional<std::string> why = not_quantizable(t)) return *why;
     std::string rule = "to=" + std::string(ck::type_name(target_));
-    const std::optional<std::uint32_t> to = fallback_type(target_, t.ne[0]);
-    if (!to)  // every type to= offers has a fallback; a new one without must say so
-        throw ck::tensor_error("row length " + std::to_string(t.ne[0]) + " is not a multiple of " +
-                                   std::string(ck::type_name(target_)) +
-                                   "'s block, and llama.cpp defines no fallback type for it",
-                               t.name, in.source);
-    if (*to != target_) {
-        const std::string why = fallback_reason(target_, t.ne[0], *to);
+    // Every type to= offers has a fallback; a new one without is refused, saying so.
+    const std::uint32_t to = fallback_type_or_refuse(t, target_, in.source);
+    if (to != target_) {
+        const std::string why = fallback_reason(target_, t.ne[0], to);
         rule += "; fallback: " + why;
         context_.warn(ck::support::tensor_subject(t.name) + ": " + why +
                       ", as llama-quantize and convert_hf_to_gguf.py write it");
     }
-    plan_tensor(in, i, *to, rule);
+    plan_tensor(in, i, to, rule);
     return rule;
 }
 

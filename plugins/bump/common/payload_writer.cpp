@@ -29,12 +29,6 @@ std::optional<std::uint32_t> context_option(const ck::Options& options) {
 
 }  // namespace
 
-void refuse_beyond_plain_graph(const ck::ModelHeader& header, std::string_view format) {
-    const std::vector<ck::llama::GraphFeature> features = ck::llama::beyond_plain_graph(header);
-    if (!features.empty())
-        throw ck::llama::plain_graph_refusal(header, features, std::string(format));
-}
-
 PayloadWriter::PayloadWriter(const ck::Options& options, ck::Context& context, std::string format,
                              std::string stage)
     : context_(context),
@@ -58,7 +52,12 @@ std::optional<fs::path> PayloadWriter::path_option(const ck::Options& options,
 
 void PayloadWriter::plan_input(const ck::ModelHeader& header, const std::function<void()>& plan) {
     header_ = header;
-    refuse_beyond_plain_graph(header_, format_);
+    // A model beyond C-Kernel-Engine's plain llama graph (experts, fused projections, q/k
+    // norms, Gemma's extra norms and soft-capping, heads wider than E/H, a sliding window,
+    // scaled or per-frequency RoPE) is refused: both bump versions have slots and config.json
+    // keys for the plain graph only, so the converted model would compute something else
+    // (docs/decisions/0002-bump-rope-scaling.md, 0054-bump-takes-the-plain-llama-graph.md).
+    ck::llama::refuse_beyond_plain_graph(header_, format_);
     try {
         plan();
     } catch (const ck::Error& e) {

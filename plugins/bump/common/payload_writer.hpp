@@ -23,15 +23,6 @@
 
 namespace ckplugin::bump {
 
-// Refuses a model that uses more than C-Kernel-Engine's plain llama graph (experts, fused
-// projections, q/k norms, Gemma's extra norms and soft-capping, heads wider than E/H, a sliding
-// window, scaled RoPE or per-frequency RoPE factors: ck/llama/plain_graph.hpp), naming the
-// architecture, every such feature and the tensor or key that shows the first. Both bump
-// versions have slots and config.json keys for the plain graph only, so the converted model
-// would compute something else: a wrong result is refused, as bump v4 refuses biases it would
-// have to drop (docs/decisions/0002-bump-rope-scaling.md, 0054-...).
-void refuse_beyond_plain_graph(const ck::ModelHeader& header, std::string_view format);
-
 class PayloadWriter : public ck::Writer {
   public:
     // Both versions take headpack's padded heads (v4 only at its own alignment).

@@ -131,10 +131,7 @@ std::string evidence(const ModelHeader& header, const GraphFeature& f) {
     return text;
 }
 
-}  // namespace
-
-std::vector<GraphFeature> beyond_plain_graph(const ModelHeader& header) {
-    const Hyperparameters hp = read_hyperparameters(header.metadata, header.source);
+std::vector<GraphFeature> features_beyond(const ModelHeader& header, const Hyperparameters& hp) {
     const ArchKeys keys(header.metadata);
     Features out;
     find_experts(header, hp, out);
@@ -154,18 +151,25 @@ std::vector<GraphFeature> beyond_plain_graph(const ModelHeader& header) {
     return out;
 }
 
-Error plain_graph_refusal(const ModelHeader& header, const std::vector<GraphFeature>& features,
-                          const std::string& consumer) {
+}  // namespace
+
+std::vector<GraphFeature> beyond_plain_graph(const ModelHeader& header) {
+    return features_beyond(header, read_hyperparameters(header.metadata, header.source));
+}
+
+void refuse_beyond_plain_graph(const ModelHeader& header, const std::string& consumer) {
+    const Hyperparameters hp = read_hyperparameters(header.metadata, header.source);
+    const std::vector<GraphFeature> features = features_beyond(header, hp);
+    if (features.empty()) return;
     std::string list;
     for (const GraphFeature& f : features)
         list += (list.empty() ? "" : "; ") + f.what + ": " + evidence(header, f);
-    const std::string arch = read_hyperparameters(header.metadata, header.source).arch;
-    const std::string message = consumer + " cannot represent this model (architecture " + arch +
+    const std::string message = consumer + " cannot represent this model (architecture " + hp.arch +
                                 "): C-Kernel-Engine's llama graph has no place for " + list +
                                 "; the model would run differently, so nothing was written";
     const GraphFeature& first = features.front();
-    if (!first.tensors.empty()) return tensor_error(message, first.tensors.front(), header.source);
-    return key_error(message, first.keys.front(), header.source);
+    if (!first.tensors.empty()) throw tensor_error(message, first.tensors.front(), header.source);
+    throw key_error(message, first.keys.front(), header.source);
 }
 
 }  // namespace ck::llama

@@ -35,4 +35,12 @@ bool loader_order_less(std::string_view a, std::string_view b) {
     return a < b;
 }
 
+ConverterF32 converter_keeps_f32(std::string_view name, std::size_t dimensions) {
+    if (dimensions <= 1) return ConverterF32::one_dimensional;
+    for (std::string_view suffix :
+         {"_norm.weight", ".ffn_gate_inp.weight", ".ffn_gate_inp_shexp.weight"})
+        if (name.ends_with(suffix)) return ConverterF32::by_name;
+    return ConverterF32::no;
+}
+
 }  // namespace ck::llama

@@ -30,10 +30,10 @@ struct GraphFeature {
 // scaling. Empty for a plain model (llama, mistral, qwen2, ...).
 std::vector<GraphFeature> beyond_plain_graph(const ModelHeader& header);
 
-// The refusal of a model with these features (not empty) by `consumer` ("bump v3", "headpack"):
-// a ck::Error naming the first feature's first tensor (else key) and the architecture, listing
-// every feature with its evidence, and saying that nothing was written.
-Error plain_graph_refusal(const ModelHeader& header, const std::vector<GraphFeature>& features,
-                          const std::string& consumer);
+// Refuses, for `consumer` ("bump v3", "headpack"), a model with any such feature: throws a
+// ck::Error naming the first feature's first tensor (else key) and the architecture, listing
+// every feature with its evidence, and saying that nothing was written. Returns for a plain
+// model.
+void refuse_beyond_plain_graph(const ModelHeader& header, const std::string& consumer);
 
 }  // namespace ck::llama

@@ -20,4 +20,12 @@ std::optional<int> layer_of(std::string_view name);
 // the loader's guess of the file type breaks ties by it.
 bool loader_order_less(std::string_view a, std::string_view b);
 
+// Whether, and why, llama.cpp's convert_hf_to_gguf.py writes a tensor as F32 whatever its
+// outtype (prepare_tensors): every 1-D tensor (norms, biases), and by name the norms and the
+// expert routers (`ffn_gate_inp`, `ffn_gate_inp_shexp`: the router's logits pick the experts).
+// The hf reader and dequant follow it (quantize has llama-quantize's own, longer list).
+enum class ConverterF32 { no, one_dimensional, by_name };
+// `name` is the tensor's GGUF name, `dimensions` its count of ne entries.
+ConverterF32 converter_keeps_f32(std::string_view name, std::size_t dimensions);
+
 }  // namespace ck::llama
