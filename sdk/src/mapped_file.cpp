@@ -161,6 +161,17 @@ TensorView MappedFile::view(std::uint64_t offset, std::uint64_t size) const {
     return TensorView::mapped(std::span(at, static_cast<std::size_t>(size)), std::move(owner));
 }
 
+int MappedFile::descriptor() const noexcept {
+    return region_ ? region_->file.get_mapping_handle().handle : -1;
+}
+
+std::optional<FileExtent> TensorView::file_extent() const noexcept {
+    if (!file_backed_ || !owner_) return std::nullopt;
+    // Only MappedFile::view makes file-backed views, and their owner is its ViewPages.
+    const MappedFile& file = *static_cast<const ViewPages*>(owner_.get())->file;
+    return FileExtent{&file, static_cast<std::uint64_t>(bytes_.data() - file.data())};
+}
+
 void MappedFile::release(std::span<const std::byte> bytes) const noexcept {
     if (bytes.data() < data_ || bytes.data() + bytes.size() > data_ + size_) return;
     drop_pages(bytes.data(), bytes.size());

@@ -35,6 +35,8 @@ class CK_SDK_API MappedFile : public std::enable_shared_from_this<MappedFile> {
     std::size_t size() const noexcept { return size_; }
     std::span<const std::byte> bytes() const noexcept { return {data_, size_}; }
     const std::string& path() const noexcept { return path_; }
+    // The open descriptor of the mapped file (for copy_file_range: OutputFile::copy_from).
+    int descriptor() const noexcept;
 
     // Bytes [offset, offset + size) as a file-backed view that keeps this mapping alive. When
     // the view's last copy goes, its pages leave this process's resident set (they stay in

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -51,6 +52,12 @@ struct CK_SDK_API ModelHeader {
 class MappedFile;
 struct TensorAllocation;
 
+// Where a file-backed view's bytes lie: in `file`, from byte `offset`.
+struct FileExtent {
+    const MappedFile* file;
+    std::uint64_t offset;
+};
+
 // Bytes of one tensor, and what keeps them alive. Made only through the factories below, so a
 // view's kind (file-backed or not) is always right: only a MappedFile makes file-backed views,
 // whose pages a consumer may drop (release()) once it has finished with them.
@@ -74,6 +81,10 @@ class CK_SDK_API TensorView {
     std::size_t size() const noexcept { return bytes_.size(); }
     // True when the bytes lie in a read-only file mapping (a reader's zero-copy view).
     bool file_backed() const noexcept { return file_backed_; }
+    // Where a file-backed view's bytes are in their file (nullopt for other views), so that a
+    // writer can have the kernel copy them (OutputFile::copy_from) without reading them
+    // through the mapping: page faults cost more than the copy itself.
+    std::optional<FileExtent> file_extent() const noexcept;
     // Bytes [offset, offset + size) of this view, sharing its owner and its kind.
     TensorView slice(std::size_t offset, std::size_t size) const;
 

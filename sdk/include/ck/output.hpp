@@ -12,6 +12,8 @@
 // writing, and remove only the former (remove_stale_temporaries).
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "ck/export.hpp"
+#include "ck/model.hpp"
 
 namespace ck {
 
@@ -35,6 +38,11 @@ class CK_SDK_API OutputFile {
         write(std::span(static_cast<const std::byte*>(data), size));
     }
     void write_zeros(std::uint64_t count);
+    // Appends `size` bytes of a mapped input from `from` by having the kernel copy them
+    // (copy_file_range: no page of the input is mapped into the process, and nothing passes
+    // through user memory). Returns false, having written nothing, where the kernel cannot
+    // (standard output, file systems without it): the caller then writes the bytes.
+    bool copy_from(const FileExtent& from, std::uint64_t size);
     // Overwrites bytes already written (headers patched at the end). Refused for a file that
     // goes to standard output (OutputSet::stream_to): a stream cannot be patched.
     void write_at(std::uint64_t offset, std::span<const std::byte> bytes);
@@ -59,6 +67,7 @@ class CK_SDK_API OutputFile {
                std::filesystem::path temp_path, int fd);
     void close();
     void write_out(const std::byte* p, std::size_t n);  // to the descriptor, unbuffered
+    void start_writeback(off_t start, std::size_t n);
     void throw_if_finished() const;
     bool streamed() const noexcept { return temp_.empty(); }
     // What messages call the file: its final path, or "standard output".

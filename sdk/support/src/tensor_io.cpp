@@ -14,6 +14,8 @@ void check_tensor_bytes(const TensorView& view, std::uint64_t expected, std::str
 }
 
 void write_streaming(OutputFile& file, const TensorView& view) {
+    if (const auto extent = view.file_extent(); extent && file.copy_from(*extent, view.size()))
+        return;
     constexpr std::size_t chunk = 4u << 20;
     const std::size_t size = view.bytes().size();
     for (std::size_t done = 0; done < size; done += chunk) {

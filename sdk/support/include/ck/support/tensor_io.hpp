@@ -21,7 +21,9 @@ using ck::tensor_subject;
 void check_tensor_bytes(const TensorView& view, std::uint64_t expected, std::string_view name,
                         std::string_view type = {}, std::string file = {});
 
-// Appends the view's bytes to `file` in 4 MiB chunks, each mapped in one call before it is
+// Appends the view's bytes to `file`. A mapped input's bytes are copied by the kernel
+// (OutputFile::copy_from: copy_file_range, at `cp`'s speed, never mapped into the process);
+// otherwise, or where the kernel cannot, in 4 MiB chunks, each mapped in one call before it is
 // written (TensorView::prefault) and its input pages released once written: a multi-GB mapped
 // tensor then keeps a few MiB resident, not the whole tensor.
 void write_streaming(OutputFile& file, const TensorView& view);
