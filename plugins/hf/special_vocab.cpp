@@ -1,6 +1,7 @@
 #include "special_vocab.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <fstream>
 #include <limits>
 #include <vector>
@@ -42,30 +43,34 @@ const SpecialType* find_type(const std::string& type) {
     return nullptr;
 }
 
-std::vector<std::string> merges_of(const json& tokenizer, const fs::path& file) {
-    std::vector<std::string> merges;
+// The merges as GGUF strings. A string merge is a view of the parsed tokenizer.json (150k
+// merges are not copied once more before they are encoded); pairs are joined.
+ck::ArrayValue merges_of(const json& tokenizer, const fs::path& file) {
     const auto model = tokenizer.find("model");
-    if (model == tokenizer.end() || !model->is_object()) return merges;
+    if (model == tokenizer.end() || !model->is_object()) return {};
     const auto list = model->find("merges");
-    if (list == model->end() || !list->is_array()) return merges;
+    if (list == model->end() || !list->is_array() || list->empty()) return {};
+    std::vector<std::string_view> merges;
+    std::deque<std::string> joined;  // stable addresses for the views
+    merges.reserve(list->size());
     for (const auto& m : *list) {
         if (m.is_string()) {
-            merges.push_back(m.get<std::string>());
+            merges.emplace_back(m.get_ref<const std::string&>());
         } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
             // Pairs (transformers 4.45+) are joined with a space; a space inside a part is
             // written as U+0120, as the converter does.
-            std::string joined;
+            std::string& pair = joined.emplace_back();
             for (int part = 0; part < 2; ++part) {
-                if (part) joined += ' ';
-                for (char c : m[part].get<std::string>())
-                    joined += c == ' ' ? "\xc4\xa0" : std::string(1, c);
+                if (part) pair += ' ';
+                for (char c : m[part].get_ref<const std::string&>())
+                    pair += c == ' ' ? "\xc4\xa0" : std::string(1, c);
             }
-            merges.push_back(joined);
+            merges.emplace_back(pair);
         } else {
             throw ck::Error("unknown format of model.merges", file.string());
         }
     }
-    return merges;
+    return ck::ArrayValue::of_strings(merges);
 }
 
 // gguf-py's SpecialVocab while it reads the files, one method per file in the converter's
@@ -126,9 +131,7 @@ class SpecialVocabBuilder {
     }
 
     void write_ids_and_flags(ck::Metadata& metadata) const {
-        if (!merges_.empty())
-            metadata.set("tokenizer.ggml.merges",
-                         ck::Value::of_array(ck::ArrayValue::of_strings(merges_)));
+        if (merges_.size() > 0) metadata.set("tokenizer.ggml.merges", ck::Value::of_array(merges_));
         for (const auto& [type, id] : ids_)
             if (const SpecialType* t = find_type(type))
                 metadata.set(t->id_key, ck::Value::of_u32(id));
@@ -219,7 +222,7 @@ class SpecialVocabBuilder {
     SpecialVocabState state_;
     const json* added_ = nullptr;  // tokenizer.json's added_tokens
     std::vector<std::pair<std::string, std::uint32_t>> ids_;
-    std::vector<std::string> merges_;
+    ck::ArrayValue merges_;
     std::optional<bool> lowercase_, strip_accents_;
 };
 

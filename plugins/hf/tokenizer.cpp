@@ -160,15 +160,20 @@ std::size_t write_sentencepiece(const TokenizerFiles& files,
 // _set_vocab_gpt2: returns the tokens written, or for Gemma 3 what its class counts.
 std::size_t write_bpe(const TokenizerFiles& files, std::optional<std::uint32_t> vocab_size,
                       TokenizerStyle style, ck::Context& context, ck::Metadata& metadata) {
-    const BpeVocab v = read_bpe_vocab(files, vocab_size);
-    metadata.set("tokenizer.ggml.model", ck::Value::of_string("gpt2"));
-    metadata.set("tokenizer.ggml.pre", ck::Value::of_string(v.pre));
-    metadata.set("tokenizer.ggml.tokens",
-                 ck::Value::of_array(ck::ArrayValue::of_strings(v.tokens)));
-    metadata.set("tokenizer.ggml.token_type", ck::Value::of_array(ck::ArrayValue::of<std::int32_t>(
-                                                  ck::ValueType::i32, v.types)));
+    std::size_t written = 0;
+    {  // the token list goes before the merges are read: a 150k vocabulary is held once
+        const BpeVocab v = read_bpe_vocab(files, vocab_size);
+        metadata.set("tokenizer.ggml.model", ck::Value::of_string("gpt2"));
+        metadata.set("tokenizer.ggml.pre", ck::Value::of_string(v.pre));
+        metadata.set("tokenizer.ggml.tokens",
+                     ck::Value::of_array(ck::ArrayValue::of_strings(v.tokens)));
+        metadata.set(
+            "tokenizer.ggml.token_type",
+            ck::Value::of_array(ck::ArrayValue::of<std::int32_t>(ck::ValueType::i32, v.types)));
+        written = style == TokenizerStyle::gemma3 ? v.listed_tokens : v.tokens.size();
+    }
     add_special_vocab(files, std::nullopt, true, context, metadata);
-    return style == TokenizerStyle::gemma3 ? v.listed_tokens : v.tokens.size();
+    return written;
 }
 
 // Phi-3's choice: tokenizer_config.json's tokenizer_class (which it requires when the file

@@ -108,12 +108,31 @@ void drop_pages(const std::byte* data, std::size_t size) noexcept {
     ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
-// Drops a view's pages from this process when its last copy goes.
+// The kernel maps a read fault's neighbours with it: a window of fault_around_bytes (64 KiB by
+// default), and whole large folios of the page cache (up to a PMD, 2 MiB, on file systems that
+// use them, ext4 since Linux 6.x): pages of the tensors before and after a view included.
+constexpr std::uintptr_t fault_around_window = 2 * 1024 * 1024;
+
+// Drops a view's pages from this process when its last copy goes: the pages of every fault
+// window the view touches, so that the neighbours the kernel mapped with its faults go too.
+// Without that, a reader handing out many small views (the experts of a Mixture-of-Experts
+// checkpoint, stacked from 1,152 tensors of 1.5 MiB) kept parts of each neighbour resident:
+// 150 MiB for a Qwen3-MoE conversion. Pages of a neighbour still being read fault in again.
 struct ViewPages {
     std::shared_ptr<const MappedFile> file;
     const std::byte* data;
     std::size_t size;
-    ~ViewPages() { drop_pages(data, size); }
+    ~ViewPages() {
+        if (size == 0) return;
+        const auto low = reinterpret_cast<std::uintptr_t>(file->data());
+        const auto high = low + file->size();
+        const auto begin = std::max(low, reinterpret_cast<std::uintptr_t>(data) /
+                                             fault_around_window * fault_around_window);
+        const auto end = std::min(
+            high, (reinterpret_cast<std::uintptr_t>(data + size) + fault_around_window - 1) /
+                      fault_around_window * fault_around_window);
+        drop_pages(reinterpret_cast<const std::byte*>(begin), end - begin);
+    }
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "pipeline/pipeline.hpp"
 #include "pipeline/pipeline_stages.hpp"
 
+#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -203,6 +204,10 @@ json Pipeline::stream(const ConvertSettings& settings, ck::OutputSet& out) {
     std::vector<Item> items;
     std::vector<Step> steps;
     make_items(writer_order(), flight.block_bytes, items, steps);
+    // Planning parsed what the readers needed (a 150k-token tokenizer.json is tens of MiB of
+    // parse tree) and freed it; glibc keeps freed heap pages in the process unless asked, and
+    // they would count in the conversion's resident memory to its end.
+    ::malloc_trim(0);
     std::size_t next = 0;
     auto start = [&](Item& item) {
         item.started = true;
