@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <stdexcept>
 
@@ -58,17 +59,70 @@ TensorView TensorView::mapped(std::span<const std::byte> bytes, std::shared_ptr<
     return v;
 }
 
+namespace {
+
+// Large buffers whose views are gone, kept for the next allocation of the same size. Tensors
+// travel in row blocks of equal sizes, and on a virtual machine the first store to each fresh
+// page costs more than copying it (about 9 us a 4 KiB page here): a block's buffer reused
+// rather than mapped anew makes a permuted or converted block that much cheaper. Bounded, so
+// that the kept pages stay a few blocks' worth of resident memory.
+class ParkedBuffers {
+  public:
+    static constexpr std::size_t most_bytes = 16u << 20;
+    static constexpr std::size_t largest = 8u << 20;
+
+    void* take(std::size_t size) {
+        std::lock_guard lock(mutex_);
+        for (auto it = parked_.begin(); it != parked_.end(); ++it)
+            if (it->second == size) {
+                void* p = it->first;
+                parked_.erase(it);
+                bytes_ -= size;
+                return p;
+            }
+        return nullptr;
+    }
+    void give_back(void* p, std::size_t size) {
+        {
+            std::lock_guard lock(mutex_);
+            if (size <= largest && bytes_ + size <= most_bytes) {
+                parked_.emplace_back(p, size);
+                bytes_ += size;
+                return;
+            }
+        }
+        ::munmap(p, size);
+    }
+
+  private:
+    std::mutex mutex_;
+    std::vector<std::pair<void*, std::size_t>> parked_;
+    std::size_t bytes_ = 0;
+};
+
+ParkedBuffers& parked_buffers() {
+    static ParkedBuffers* parked = new ParkedBuffers;  // never destroyed: views may outlive main
+    return *parked;
+}
+
+}  // namespace
+
 TensorAllocation TensorView::allocate(std::size_t size) {
     constexpr std::size_t system_threshold = 1u << 20;
     constexpr std::size_t alignment = 64;
     std::byte* data = nullptr;
     std::shared_ptr<const void> owner;
     if (size >= system_threshold) {
-        void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) throw std::bad_alloc();
-        data = static_cast<std::byte*>(p);  // zero-filled by the system, page-aligned
+        void* p = parked_buffers().take(size);
+        if (p) {
+            std::memset(p, 0, size);  // a reused buffer is zero-filled like a fresh one
+        } else {
+            p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (p == MAP_FAILED) throw std::bad_alloc();  // zero-filled by the system
+        }
+        data = static_cast<std::byte*>(p);  // page-aligned
         owner = std::shared_ptr<const void>(
-            p, [size](const void* q) { ::munmap(const_cast<void*>(q), size); });
+            p, [size](const void* q) { parked_buffers().give_back(const_cast<void*>(q), size); });
     } else {
         data =
             static_cast<std::byte*>(::operator new(size ? size : 1, std::align_val_t(alignment)));

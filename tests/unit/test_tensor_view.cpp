@@ -32,6 +32,24 @@ BOOST_AUTO_TEST_CASE(allocate_is_aligned_zeroed_and_owned) {
     }
 }
 
+// A large buffer whose views are gone is kept for the next allocation of its size (row blocks
+// are equal in size): it comes back zero-filled, as a fresh one does, however it was written.
+BOOST_AUTO_TEST_CASE(a_reused_large_buffer_is_zero_filled_again) {
+    constexpr std::size_t size = (std::size_t{2} << 20) + 3 * 4096;  // a size no other test uses
+    const std::byte* first = nullptr;
+    for (int round = 0; round < 3; ++round) {
+        ck::TensorAllocation a = ck::TensorView::allocate(size);
+        if (round == 0) first = a.bytes.data();
+        std::size_t nonzero = 0;
+        for (std::byte b : a.bytes) nonzero += b != std::byte{0};
+        BOOST_TEST(nonzero == 0u, "round " << round);
+        std::memset(a.bytes.data(), 0xab, size);  // dirty it before giving it back
+    }
+    // The same pages came back (the process keeps a few blocks' worth, not more).
+    ck::TensorAllocation again = ck::TensorView::allocate(size);
+    BOOST_TEST(again.bytes.data() == first);
+}
+
 BOOST_AUTO_TEST_CASE(owning_held_and_slices) {
     ck::TensorView v = ck::TensorView::owning({std::byte{1}, std::byte{2}, std::byte{3}});
     BOOST_TEST(v.size() == 3u);
