@@ -207,39 +207,16 @@ ck::TensorView HfReader::tensor(std::size_t index) {
         std::memcpy(out.bytes.data(), values.data(), values.size() * 4);
         return out.view;
     }
-    if (p.action == Action::stack_experts) {
-        auto out = ck::TensorView::allocate(p.info.nbytes);
-        std::size_t at = 0;
-        for (const StoredTensor& t : p.stored) {
-            const ck::TensorView expert = checkpoint_.view(t);
-            std::memcpy(out.bytes.data() + at, expert.data(), expert.size());
-            expert.release(0, expert.size());  // read once: its pages leave the resident set
-            at += expert.size();
-        }
-        return out.view;
-    }
+    // Copied, permuted and stacked tensors are their row blocks' code over every row.
+    if (p.action != Action::widen_to_f32 && p.action != Action::shift_norm)
+        return tensor_rows(index, {0, p.info.rows()});
     const ck::TensorView stored = checkpoint_.view(p.stored.front());
     const ck::TensorInfo& info = *p.stored.front().info;
-    const auto type = static_cast<ck::GgmlType>(info.type);
-    switch (p.action) {
-        case Action::permute_rows: {
-            auto out = ck::TensorView::allocate(stored.size());
-            const auto rows = info.ne[1];
-            permute_rows(stored.data(), out.bytes.data(), rows, stored.size() / rows, p.heads);
-            stored.release(0, stored.size());  // read once: its pages leave the resident set
-            return out.view;
-        }
-        case Action::widen_to_f32:
-        case Action::shift_norm: {
-            auto out = ck::TensorView::allocate(info.elements() * 4);
-            (p.action == Action::shift_norm ? shift_norm : widen_to_f32)(
-                stored.data(), out.bytes.data(), info.elements(), type);
-            stored.release(0, stored.size());
-            return out.view;
-        }
-        default:
-            return p.info.nbytes < stored.size() ? stored.slice(0, p.info.nbytes) : stored;
-    }
+    auto out = ck::TensorView::allocate(info.elements() * 4);
+    (p.action == Action::shift_norm ? shift_norm : widen_to_f32)(
+        stored.data(), out.bytes.data(), info.elements(), static_cast<ck::GgmlType>(info.type));
+    stored.release(0, stored.size());  // read once: its pages leave the resident set
+    return out.view;
 }
 
 std::uint64_t HfReader::row_granule(std::size_t index) const {
@@ -258,9 +235,10 @@ std::uint64_t HfReader::row_granule(std::size_t index) const {
 
 ck::TensorView HfReader::tensor_rows(std::size_t index, ck::RowRange rows) {
     const PlannedTensor& p = plan_.at(index);
+    if (rows.count == 0) return ck::TensorView::allocate(0).view;  // an empty tensor, read whole
     const std::uint64_t row_bytes = p.info.row_bytes();
     if (p.action == Action::stack_experts) {
-        const std::uint64_t per_expert = row_granule(index);
+        const std::uint64_t per_expert = row_granule(index);  // not 0: there are rows
         const std::uint64_t first = rows.first / per_expert, count = rows.count / per_expert;
         if (count == 1) return checkpoint_.view(p.stored.at(first));
         auto out = ck::TensorView::allocate(rows.count * row_bytes);

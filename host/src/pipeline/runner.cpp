@@ -118,12 +118,13 @@ void Pipeline::make_items(const std::vector<std::size_t>& order, std::uint64_t b
                 grouped ? std::vector<ck::RowRange>{} : row_blocks(index, block_bytes);
             if (!blocks.empty()) {
                 const std::uint64_t rows = blocks.back().first + blocks.back().count;
+                const std::uint64_t tensor_cost = cost_of(index);
                 for (const ck::RowRange& block : blocks) {
                     steps.push_back({items.size(), index, 0});
                     Item& item = items.emplace_back();
                     item.members = {index};
                     item.rows = block;
-                    item.cost = (cost_of(index) * block.count + rows - 1) / rows;
+                    item.cost = (tensor_cost * block.count + rows - 1) / rows;
                 }
                 continue;
             }
