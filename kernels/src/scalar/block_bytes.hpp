@@ -46,6 +46,17 @@ inline void for_each_block_encoded(const float* x, std::byte* out, std::size_t n
     for (std::size_t i = 0; i < n / Elements; ++i, x += Elements, out += Bytes) encode(x, out);
 }
 
+// A row quantizer with importance weights (the WeightedQuantizeRowFn of quantize_weighted.hpp)
+// made of a block quantizer: n / Elements blocks of Bytes bytes, each from its values and its
+// slice of the weights (nullptr when the row has none).
+template <std::size_t Elements, std::size_t Bytes,
+          void (*QuantizeBlock)(const float* x, const float* weights, std::byte* out)>
+void quantize_row_by_blocks(const float* x, std::byte* out, std::size_t n, const float* weights) {
+    for (std::size_t i = 0; i < n / Elements; ++i)
+        QuantizeBlock(x + Elements * i, weights ? weights + Elements * i : nullptr,
+                      out + Bytes * i);
+}
+
 // ggml's inverse of a block scale: 1 / d, or 0 when d is 0 (every code then comes out as the
 // one for 0).
 inline float inverse_scale(float d) {

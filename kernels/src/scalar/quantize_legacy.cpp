@@ -14,6 +14,7 @@
 #include "block_bytes.hpp"
 #include "ck/kernels/float_convert.hpp"
 #include "ck/kernels/quantize.hpp"
+#include "iq4nl_search.hpp"
 
 namespace ck::kernels {
 namespace {
@@ -121,43 +122,6 @@ inline std::uint8_t pack_trits(unsigned q) {
     return static_cast<std::uint8_t>((q * 256 + 242) / 243);
 }
 
-// ---------------------------------------------------------------------------------------------
-// IQ4_NL.
-
-constexpr std::int8_t kvalues_iq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
-                                           1,    13,   25,  38,  53,  69,  89,  113};
-
-// The index of the table value nearest x; on an exact midpoint the larger one. ggml's
-// best_index_int8 either compares x - v[i-1] < v[i] - x after a bisection (older copies) or
-// 2x >= v[i-1] + v[i] (newer); near a midpoint both differences are exact in f32 (|x| >= 4.5
-// there, the half gaps <= 12), so the two agree on every non-NaN x. We use the doubled form:
-// x + x is exact and the integer sums are exact in f32.
-inline int best_index_iq4nl(float x) {
-    const float x2 = x + x;
-    int idx = 0;
-    for (int step = 8; step > 0; step >>= 1) {
-        const int j = idx + step;
-        const auto mid2 = static_cast<float>(kvalues_iq4nl[j - 1] + kvalues_iq4nl[j]);
-        idx = x2 >= mid2 ? j : idx;
-    }
-    return idx;
-}
-
-// Weighted fit of one IQ4_NL block at inverse scale id: codes into L (when given), and the
-// sums sum(w*q*x), sum(w*q*q) accumulated in ggml's order.
-inline void iq4nl_fit(const float* x, const float* w, float id, float& sumqx, float& sumq2,
-                      std::uint8_t* L) {
-    sumqx = 0.0f;
-    sumq2 = 0.0f;
-    for (std::size_t j = 0; j < block32; ++j) {
-        const int l = best_index_iq4nl(id * x[j]);
-        if (L) L[j] = static_cast<std::uint8_t>(l);
-        const auto q = static_cast<float>(kvalues_iq4nl[l]);
-        sumqx += w[j] * q * x[j];
-        sumq2 += w[j] * q * q;
-    }
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -219,54 +183,12 @@ void quantize_row_q5_1(const float* x, std::byte* out, std::size_t n) {
 // quantize_row_iq4_nl_ref passes ntry = -1, skipping the scale search and the final
 // re-encoding, and gives different bytes; the files are made by the former.)
 void quantize_row_iq4_nl(const float* x, std::byte* out, std::size_t n) {
-    constexpr int ntry = 7;
-    constexpr float group_max_eps = 1e-15f;  // ggml's GROUP_MAX_EPS
-    // block_iq4_nl: f16 d, 16 bytes of 4-bit indices into kvalues_iq4nl.
-    for (std::size_t b = 0; b < n / block32; ++b, x += block32, out += 18) {
+    // block_iq4_nl: f16 d, 16 bytes of 4-bit indices into the code book.
+    for_each_block_encoded<block32, 18>(x, out, n, [](const float* v, std::byte* block) {
         float weight[block32];
-        for (std::size_t j = 0; j < block32; ++j) weight[j] = x[j] * x[j];
-        float amax = 0.0f, max = 0.0f;
-        for (std::size_t j = 0; j < block32; ++j) {
-            const float ax = std::fabs(x[j]);
-            if (ax > amax) {
-                amax = ax;
-                max = x[j];
-            }
-        }
-        float scale = 0.0f;
-        if (amax >= group_max_eps) {
-            // First guess: the extreme value onto the table's end -127 (so d has max's sign
-            // flipped), then the least-squares scale for the codes that gives.
-            float d = -max / static_cast<float>(kvalues_iq4nl[0]);
-            float sumqx, sumq2;
-            iq4nl_fit(x, weight, 1.0f / d, sumqx, sumq2, nullptr);
-            d = sumq2 > 0.0f ? sumqx / sumq2 : 0.0f;
-            float best = d * sumqx;
-            // Then 15 more inverse scales, (k - 127) / max for k = -7..7, keeping whichever
-            // least-squares fit explains the most (sumqx^2 / sumq2, compared cross-multiplied).
-            for (int itry = -ntry; itry <= ntry; ++itry) {
-                const float id = static_cast<float>(itry + kvalues_iq4nl[0]) / max;
-                iq4nl_fit(x, weight, id, sumqx, sumq2, nullptr);
-                if (sumq2 > 0.0f && sumqx * sumqx > best * sumq2) {
-                    d = sumqx / sumq2;
-                    best = d * sumqx;
-                }
-            }
-            scale = d;
-        }
-        // The f16 scale is stored, but the codes come from the f32 one. A block below the
-        // epsilon (all zero) gets scale 0 and so every code is the index of the value nearest
-        // 0 (8, the value 1): bytes 0x88.
-        store_half(out, scale);
-        const float id = inverse_scale(scale);
-        std::uint8_t L[block32];
-        for (std::size_t j = 0; j < block32; ++j)
-            L[j] = static_cast<std::uint8_t>(best_index_iq4nl(id * x[j]));
-        std::uint8_t qs[block32 / 2];
-        for (std::size_t j = 0; j < block32 / 2; ++j)
-            qs[j] = static_cast<std::uint8_t>(L[j] | (L[j + block32 / 2] << 4));
-        std::memcpy(out + 2, qs, sizeof qs);
-    }
+        for (std::size_t j = 0; j < block32; ++j) weight[j] = v[j] * v[j];
+        scalar::iq4nl_quantize_block(v, weight, block);
+    });
 }
 
 void quantize_row_tq1_0(const float* x, std::byte* out, std::size_t n) {
