@@ -1,8 +1,46 @@
 // Which weighted quantizer writes a type: each family's file answers for its own types.
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/quantize_weighted.hpp"
+#include "quantize_weighted_simd.hpp"
 
 namespace ck::kernels {
+namespace {
+
+// The SIMD units' tables for `isa` (constant data: nothing compiled for a SIMD ISA runs here).
+// Each family adds its line when its units exist.
+std::span<const std::span<const WeightedLaneQuantizer>> lane_tables(Isa isa) {
+    (void)isa;
+    return {};
+}
+
+WeightedQuantizeRowFn own_weighted_quantizer(Isa isa, std::uint32_t type) {
+    if (isa == Isa::scalar) return nullptr;
+    for (const std::span<const WeightedLaneQuantizer> table : lane_tables(isa))
+        for (const WeightedLaneQuantizer& q : table)
+            if (static_cast<std::uint32_t>(q.type) == type) return q.fn;
+    return nullptr;
+}
+
+}  // namespace
+
+bool has_own_weighted_quantizer(Isa isa, std::uint32_t type) {
+    if (isa == Isa::scalar) return weighted_quantizer(type) != nullptr;
+    return own_weighted_quantizer(isa, type) != nullptr;
+}
+
+WeightedQuantizeRowFn weighted_quantizer(Isa isa, std::uint32_t type) {
+    if (const WeightedQuantizeRowFn fn = own_weighted_quantizer(isa, type)) return fn;
+    return weighted_quantizer(type);
+}
+
+WeightedQuantizeRowFn best_weighted_quantizer(std::uint32_t type) {
+    // Decided once, as best_quantizer(): the host's --isa / CKHOST_ISA, never above the CPU.
+    static const Isa isa = [] {
+        const Isa best = best_supported_isa(cpu_features());
+        return selected_isa() < best ? selected_isa() : best;
+    }();
+    return weighted_quantizer(isa, type);
+}
 
 WeightedQuantizeRowFn weighted_quantizer(std::uint32_t type) {
     if (WeightedQuantizeRowFn fn = scalar::weighted_kquant_or_legacy(type)) return fn;

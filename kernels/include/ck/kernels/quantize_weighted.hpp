@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ck/cpu.hpp"
+
 namespace ck::kernels {
 
 using WeightedQuantizeRowFn = void (*)(const float* x, std::byte* out, std::size_t n,
@@ -23,6 +25,15 @@ WeightedQuantizeRowFn weighted_quantizer(std::uint32_t type);
 // The types ggml refuses to quantize without weights (ggml_quantize_requires_imatrix): IQ2_XXS,
 // IQ2_XS and IQ1_S. Their quantizers must not be called with weights == nullptr.
 bool quantizer_requires_weights(std::uint32_t type);
+
+// SIMD variants (src/avx2, src/avx512), byte-identical to the functions above; a type a variant
+// has no own function for gets the scalar one.
+// The quantizer for `type` in variant `isa` (calling it for an ISA the CPU lacks is the caller's
+// mistake); whether `isa` has its own; and the fastest this CPU runs within --isa / CKHOST_ISA
+// (ck::selected_isa()), chosen on the first call and kept.
+WeightedQuantizeRowFn weighted_quantizer(Isa isa, std::uint32_t type);
+bool has_own_weighted_quantizer(Isa isa, std::uint32_t type);
+WeightedQuantizeRowFn best_weighted_quantizer(std::uint32_t type);
 
 // The three families, each in its own file under src/scalar/ (nullptr for a type not theirs).
 namespace scalar {

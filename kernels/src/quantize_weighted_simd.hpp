@@ -1,0 +1,32 @@
+// The weighted quantizers each SIMD translation unit provides (quantize_weighted.hpp's, one
+// block per lane or one block's search in vectors), bit-identical to the scalar ones. Constant
+// data (constinit), so baseline code may read a table before the CPU check; the functions it
+// points to are compiled with the unit's flags and may only be called once the CPU is known to
+// support that ISA (quantize_weighted_dispatch.cpp).
+#pragma once
+
+#include <span>
+
+#include "ck/cpu.hpp"
+#include "ck/ggml_types.hpp"
+#include "ck/kernels/quantize_weighted.hpp"
+
+namespace ck::kernels {
+
+struct WeightedLaneQuantizer {
+    GgmlType type;
+    WeightedQuantizeRowFn fn;
+};
+
+// Each family's table for one ISA, defined by its SIMD units; quantize_weighted_dispatch.cpp
+// lists the families it searches.
+template <Isa isa>
+struct WeightedKquantLanes {  // Q2_K..Q6_K, Q4_0..Q5_1, IQ4_NL, IQ4_XS
+    static const std::span<const WeightedLaneQuantizer> entries;
+};
+template <Isa isa>
+struct WeightedGridLanes {  // IQ1_S, IQ1_M, IQ2_*, IQ3_*
+    static const std::span<const WeightedLaneQuantizer> entries;
+};
+
+}  // namespace ck::kernels
