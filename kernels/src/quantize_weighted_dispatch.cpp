@@ -9,7 +9,16 @@ namespace {
 // The SIMD units' tables for `isa` (constant data: nothing compiled for a SIMD ISA runs here).
 // Each family adds its line when its units exist.
 std::span<const std::span<const WeightedLaneQuantizer>> lane_tables(Isa isa) {
-    (void)isa;
+    static const std::span<const WeightedLaneQuantizer> avx2[] = {
+        WeightedKquantLanes<Isa::avx2>::entries,
+        WeightedGridLanes<Isa::avx2>::entries,
+    };
+    static const std::span<const WeightedLaneQuantizer> avx512[] = {
+        WeightedKquantLanes<Isa::avx512>::entries,
+        WeightedGridLanes<Isa::avx512>::entries,
+    };
+    if (isa == Isa::avx512) return avx512;
+    if (isa == Isa::avx2) return avx2;
     return {};
 }
 

@@ -24,9 +24,20 @@ template <Isa isa>
 struct WeightedKquantLanes {  // Q2_K..Q6_K, Q4_0..Q5_1, IQ4_NL, IQ4_XS
     static const std::span<const WeightedLaneQuantizer> entries;
 };
+// Defined by quantize_weighted_avx2.cpp and quantize_weighted_avx512.cpp
+// (quantize_weighted_lanes.inc).
+template <>
+const std::span<const WeightedLaneQuantizer> WeightedKquantLanes<Isa::avx2>::entries;
+template <>
+const std::span<const WeightedLaneQuantizer> WeightedKquantLanes<Isa::avx512>::entries;
 template <Isa isa>
 struct WeightedGridLanes {  // IQ1_S, IQ1_M, IQ2_*, IQ3_*
     static const std::span<const WeightedLaneQuantizer> entries;
 };
+// Defined by quantize_grid_avx2.cpp and quantize_grid_avx512.cpp (quantize_grid_lanes.inc).
+template <>
+const std::span<const WeightedLaneQuantizer> WeightedGridLanes<Isa::avx2>::entries;
+template <>
+const std::span<const WeightedLaneQuantizer> WeightedGridLanes<Isa::avx512>::entries;
 
 }  // namespace ck::kernels

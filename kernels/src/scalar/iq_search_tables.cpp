@@ -16,7 +16,9 @@ GridSearchTable<Elements, Bits>::GridSearchTable(
     const std::vector<std::array<std::uint8_t, Elements>>& levels, unsigned queried_levels,
     int nwant)
     : map_(std::size_t{1} << (Bits * Elements), -1) {
+    static_assert(Bits * Elements <= 16, "keys are stored as 16 bits");
     points_.reserve(levels.size());
+    std::vector<std::uint16_t> point_keys;
     for (std::size_t i = 0; i < levels.size(); ++i) {
         Point point{};
         unsigned key = 0;
@@ -25,6 +27,7 @@ GridSearchTable<Elements, Bits>::GridSearchTable(
             key |= unsigned{levels[i][k]} << (Bits * k);
         }
         points_.push_back(point);
+        point_keys.push_back(static_cast<std::uint16_t>(key));
         map_[key] = static_cast<std::int32_t>(i);
     }
     const unsigned level_mask = (1u << Bits) - 1;
@@ -32,12 +35,14 @@ GridSearchTable<Elements, Bits>::GridSearchTable(
         bool queried = map_[key] < 0;
         for (std::size_t k = 0; k < Elements; ++k)
             queried = queried && ((key >> (Bits * k)) & level_mask) < queried_levels;
-        if (queried) add_neighbours(key, nwant);
+        if (queried) add_neighbours(key, nwant, point_keys);
     }
+    neighbour_keys_.resize(neighbour_keys_.size() + grid_list_padding, 0);
 }
 
 template <std::size_t Elements, unsigned Bits>
-void GridSearchTable<Elements, Bits>::add_neighbours(unsigned key, int nwant) {
+void GridSearchTable<Elements, Bits>::add_neighbours(unsigned key, int nwant,
+                                                     const std::vector<std::uint16_t>& point_keys) {
     // Distances are small integers: count how many points lie at each, then take the nwant
     // smallest distances that occur, each one's points in grid order.
     constexpr int widest_gap = 2 * ((1 << Bits) - 1);
@@ -67,12 +72,20 @@ void GridSearchTable<Elements, Bits>::add_neighbours(unsigned key, int nwant) {
                 neighbours_.push_back(static_cast<std::uint16_t>(j));
     }
     neighbours_[start] = static_cast<std::uint16_t>(neighbours_.size() - start - 1);
+    neighbour_keys_.push_back(neighbours_[start]);
+    for (std::size_t j = start + 1; j < neighbours_.size(); ++j)
+        neighbour_keys_.push_back(point_keys[neighbours_[j]]);
 }
 
 template <std::size_t Elements, unsigned Bits>
 std::span<const std::uint16_t> GridSearchTable<Elements, Bits>::neighbours_of(unsigned key) const {
     const auto start = static_cast<std::size_t>(-(map_[key] + 1));
     return {neighbours_.data() + start + 1, neighbours_[start]};
+}
+
+template <std::size_t Elements, unsigned Bits>
+GridSearchArrays GridSearchTable<Elements, Bits>::arrays() const {
+    return {map_.data(), neighbours_.data(), neighbour_keys_.data()};
 }
 
 template class GridSearchTable<8, 2>;

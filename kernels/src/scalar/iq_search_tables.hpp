@@ -20,6 +20,19 @@
 
 namespace ck::kernels::scalar {
 
+// A search table's arrays, for the SIMD searches (quantize_grid_lanes.inc), which call nothing
+// inline of GridSearchTable (see simd_width.hpp). map[key] is the key's grid index, or
+// -(1 + start) for a key with a neighbour list: neighbours[start] is the list's length, the
+// grid indices follow, and neighbour_keys[start + 1 + j] is the key (the levels) of neighbour
+// j. After the last list come grid_list_padding more keys, so a search may read whole
+// registers of keys past the end of a list.
+struct GridSearchArrays {
+    const std::int32_t* map;
+    const std::uint16_t* neighbours;
+    const std::uint16_t* neighbour_keys;
+};
+inline constexpr std::size_t grid_list_padding = 32;
+
 template <std::size_t Elements, unsigned Bits>
 class GridSearchTable {
   public:
@@ -41,14 +54,17 @@ class GridSearchTable {
     // The neighbours of a key that index_of() finds off the grid, in ggml's order.
     std::span<const std::uint16_t> neighbours_of(unsigned key) const;
 
+    GridSearchArrays arrays() const;
+
   private:
-    void add_neighbours(unsigned key, int nwant);
+    void add_neighbours(unsigned key, int nwant, const std::vector<std::uint16_t>& point_keys);
 
     std::vector<Point> points_;
     // Per key: the grid index (>= 0), or -(1 + start of the key's list in neighbours_), as in
     // ggml's kmap; a list is its length followed by the grid indices.
     std::vector<std::int32_t> map_;
     std::vector<std::uint16_t> neighbours_;
+    std::vector<std::uint16_t> neighbour_keys_;  // beside neighbours_ (GridSearchArrays)
 };
 
 using Iq2SearchTable = GridSearchTable<8, 2>;

@@ -92,4 +92,17 @@ inline float make_qp_quants(int n, int nmax, const float* x, std::uint8_t* L, co
     return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
 }
 
+// The magnitudes of 8 values and their sign bits (bit i: value i is negative), by the test of
+// ggml's grid quantizers: -0 counts as positive (and stays -0), NaN as negative. Without
+// branches: the signs of real weights are random.
+inline std::uint8_t split_signs_8(const float* x, float* magnitudes) {
+    unsigned signs = 0;
+    for (int i = 0; i < 8; ++i) {
+        const bool negative = !(x[i] >= 0);
+        magnitudes[i] = negative ? -x[i] : x[i];
+        signs |= unsigned{negative} << i;
+    }
+    return static_cast<std::uint8_t>(signs);
+}
+
 }  // namespace ck::kernels::scalar

@@ -11,6 +11,7 @@
 // operand on ties and NaN). Where ggml would stop with an assertion (only non-finite inputs get
 // there), a fixed grid point is taken instead, so any input gives some output.
 #include <algorithm>
+#include <bit>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include "block_bytes.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/quantize_weighted.hpp"
+#include "grid_searches.hpp"
 #include "iq_grids.hpp"
 #include "iq_search_tables.hpp"
 #include "quantize_common.hpp"
@@ -77,19 +79,26 @@ int scale_code(float id, float scale, int top) {
 // for value_of(p); its levels go to L and its index is returned. ggml asserts that one is
 // found (the error is finite; iq1's fallback first searches the whole grid, reading past the
 // group); only non-finite inputs get there, and the first neighbour stands in.
+//
+// An element's term of the error, weight * diff * diff with diff = scale * value - x, takes
+// one of three values (a position is 1, 3 or 5), so the terms are computed once per search
+// and each neighbour's error sums its elements' terms in ggml's order: the same floats.
 template <class ValueOf>
 int snap_to_neighbour(const Iq2SearchTable& table, unsigned key, const float* x,
                       const float* weight, float scale, ValueOf value_of, std::int8_t* L) {
+    float terms[8][2 * iq2_level_count];  // [element][position]
+    for (int i = 0; i < 8; ++i)
+        for (int position = 1; position < 2 * iq2_level_count; position += 2) {
+            const float diff = scale * value_of(static_cast<std::int8_t>(position)) - x[i];
+            terms[i][position] = weight[i] * diff * diff;
+        }
     const std::span<const std::uint16_t> neighbours = table.neighbours_of(key);
     float best_d2 = FLT_MAX;
     int best = neighbours[0];
     for (const std::uint16_t j : neighbours) {
         const Iq2SearchTable::Point& point = table.point(j);
         float d2 = 0;
-        for (int i = 0; i < 8; ++i) {
-            const float diff = scale * value_of(point[i]) - x[i];
-            d2 += weight[i] * diff * diff;
-        }
+        for (int i = 0; i < 8; ++i) d2 += terms[i][point[i]];
         if (d2 < best_d2) {
             best_d2 = d2;
             best = j;
@@ -137,16 +146,8 @@ LeastSquares iq2_sums(int n, const float* weight, const float* xval, const std::
 // negatives the value that costs least (weight * x^2) keeps the wrong sign: its magnitude is
 // negated instead. Returns the 7 stored bits.
 std::uint8_t iq2_even_signs(const float* xb, const float* weight, float* xval) {
-    int nflip = 0;
-    unsigned s = 0;
-    for (int i = 0; i < 8; ++i) {
-        xval[i] = xb[i] >= 0 ? xb[i] : -xb[i];
-        if (!(xb[i] >= 0)) {
-            ++nflip;
-            s |= 1u << i;
-        }
-    }
-    if (nflip % 2) {
+    const unsigned s = split_signs_8(xb, xval);
+    if (std::popcount(s) % 2) {
         int imin = 0;
         float min = weight[0] * xb[0] * xb[0];
         for (int i = 1; i < 8; ++i) {
@@ -157,31 +158,10 @@ std::uint8_t iq2_even_signs(const float* xb, const float* weight, float* xval) {
             }
         }
         xval[imin] = -xval[imin];
-        s ^= 1u << imin;
+        return static_cast<std::uint8_t>((s ^ (1u << imin)) & 127);
     }
     return static_cast<std::uint8_t>(s & 127);
 }
-
-// IQ2_S: the magnitudes of 8 values and all 8 sign bits.
-std::uint8_t iq2_all_signs(const float* xb, float* xval) {
-    unsigned s = 0;
-    for (int i = 0; i < 8; ++i) {
-        xval[i] = xb[i] >= 0 ? xb[i] : -xb[i];
-        if (!(xb[i] >= 0)) s |= 1u << i;
-    }
-    return static_cast<std::uint8_t>(s);
-}
-
-// One group of IQ2 values prepared for the search: weights, their square roots (the
-// neighbour search's weights), magnitudes, sign bytes per 8 and the largest magnitude.
-template <int N>
-struct Iq2Group {
-    float weight[N];
-    float waux[N];
-    float xval[N];
-    std::uint8_t signs[N / 8];
-    float max;
-};
 
 template <int N>
 void finish_iq2_group(Iq2Group<N>& g) {
@@ -207,6 +187,12 @@ float make_scale_positive(float scale, std::uint8_t* signs, int groups, unsigned
     if (scale >= 0) return scale;
     for (int k = 0; k < groups; ++k) signs[k] = static_cast<std::uint8_t>(~signs[k] & stored_signs);
     return -scale;
+}
+
+}  // namespace
+
+float iq2xxs_first_scale(const Iq2Group<32>& g, std::uint8_t* L) {
+    return make_qp_quants(32, iq2_level_count + 1, g.xval, L, g.weight);
 }
 
 // IQ2_XXS after make_qp_quants: scales (5 + is / 10) / eff_max for is = -6..6, each group
@@ -240,16 +226,18 @@ float iq2xxs_refine(const Iq2Group<32>& g, float scale, std::int8_t* L) {
     return scale;
 }
 
+namespace {
+
 // One 32-value group of IQ2_XXS: its scale (0 leaves the group zero) and its two words, four
 // grid indices and four 7-bit sign fields.
-float iq2xxs_group(const float* xb, const float* qw, float sigma2, std::uint32_t* words) {
+float iq2xxs_group(const float* xb, const float* qw, float sigma2, const GridSearches& searches,
+                   std::uint32_t* words) {
     Iq2Group<32> g = weighted_even_group<32>(xb, qw, sigma2);
     if (g.max < group_max_eps) return 0;
     std::int8_t L[32];
-    float scale = make_qp_quants(32, iq2_level_count + 1, g.xval,
-                                 reinterpret_cast<std::uint8_t*>(L), g.weight);
+    float scale = searches.iq2xxs_first_scale(g, reinterpret_cast<std::uint8_t*>(L));
     if (scale * static_cast<float>(iq2_level_count) <= 0) return 0;
-    scale = make_scale_positive(iq2xxs_refine(g, scale, L), g.signs, 4, 127);
+    scale = make_scale_positive(searches.iq2xxs_refine(g, scale, L), g.signs, 4, 127);
     const Iq2SearchTable& table = iq2xxs_search_table();
     for (int k = 0; k < 4; ++k) {
         words[0] |= static_cast<std::uint32_t>(on_grid_index(table, L + 8 * k)) << (8 * k);
@@ -260,13 +248,14 @@ float iq2xxs_group(const float* xb, const float* qw, float sigma2, std::uint32_t
 
 // IQ2_XXS, 66 bytes: d (f16), then per 32 values a word of grid indices and a word of signs
 // with the group's 4-bit scale on top.
-void quantize_iq2_xxs_block(const float* x, const float* qw, std::byte* out) {
+void quantize_iq2_xxs_block(const float* x, const float* qw, const GridSearches& searches,
+                            std::byte* out) {
     const float sigma2 = sum_of_squares(x, iq12_super_block) / iq12_super_block;
     std::uint32_t words[16] = {};
     float scales[8];
     float max_scale = 0;
     for (int ib = 0; ib < 8; ++ib) {
-        scales[ib] = iq2xxs_group(x + 32 * ib, qw + 32 * ib, sigma2, words + 2 * ib);
+        scales[ib] = iq2xxs_group(x + 32 * ib, qw + 32 * ib, sigma2, searches, words + 2 * ib);
         max_scale = ggml_max(max_scale, scales[ib]);
     }
     store_half(out, 0.f);
@@ -281,6 +270,8 @@ void quantize_iq2_xxs_block(const float* x, const float* qw, std::byte* out) {
         words[2 * ib + 1] |= static_cast<std::uint32_t>(scale_code(id, scales[ib], 15)) << 28;
     for (int w = 0; w < 16; ++w) put_u32(out + 2 + 4 * w, words[w]);
 }
+
+}  // namespace
 
 // IQ2_XS and IQ2_S, 16 values in two groups of 8: scales (5 + is / 10) / max for is = -9..9,
 // each group snapped to the grid; the best least-squares fit wins. Groups that had to move to
@@ -318,12 +309,15 @@ float iq2_pair_fit(const Iq2SearchTable& table, const Iq2Group<16>& g, std::int8
     return scale;
 }
 
+namespace {
+
 // IQ2_XS / IQ2_S: the scale of 16 values and their levels L (on the grid), or nothing when the
 // group is left zero (its largest magnitude below `group_max_eps`).
 std::optional<float> iq2_pair_scale(const Iq2SearchTable& table, Iq2Group<16>& g,
-                                    float group_max_eps, unsigned stored_signs, std::int8_t* L) {
+                                    float group_max_eps, unsigned stored_signs, Iq2PairFitFn fit,
+                                    std::int8_t* L) {
     if (g.max < group_max_eps) return std::nullopt;
-    return make_scale_positive(iq2_pair_fit(table, g, L), g.signs, 2, stored_signs);
+    return make_scale_positive(fit(table, g, L), g.signs, 2, stored_signs);
 }
 
 // Puts two 4-bit scale codes per byte, the even group in the low nibble.
@@ -337,7 +331,8 @@ void put_iq2_nibble_scales(const float* scales, float id, std::byte* out) {
 
 // IQ2_XS, 74 bytes: d (f16), per 8 values a 16-bit word (9-bit grid index, 7 sign bits), per
 // 16 values a 4-bit scale.
-void quantize_iq2_xs_block(const float* x, const float* qw, std::byte* out) {
+void quantize_iq2_xs_block(const float* x, const float* qw, const GridSearches& searches,
+                           std::byte* out) {
     const Iq2SearchTable& table = iq2xs_search_table();
     const float sigma2 = sum_of_squares(x, iq12_super_block) / iq12_super_block;
     std::uint16_t q2[32] = {};
@@ -346,7 +341,8 @@ void quantize_iq2_xs_block(const float* x, const float* qw, std::byte* out) {
     for (int ib = 0; ib < 16; ++ib) {
         Iq2Group<16> g = weighted_even_group<16>(x + 16 * ib, qw + 16 * ib, sigma2);
         std::int8_t L[16] = {};
-        const std::optional<float> scale = iq2_pair_scale(table, g, group_max_eps, 127, L);
+        const std::optional<float> scale =
+            iq2_pair_scale(table, g, group_max_eps, 127, searches.iq2_pair_fit, L);
         scales[ib] = scale.value_or(0);
         if (!scale) continue;
         for (int k = 0; k < 2; ++k)
@@ -370,7 +366,7 @@ Iq2Group<16> iq2s_group(const float* xb, const float* qw, float sigma2) {
     for (int i = 0; i < 16; ++i)
         g.weight[i] =
             qw ? qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]) : 0.25f * sigma2 + xb[i] * xb[i];
-    for (int k = 0; k < 2; ++k) g.signs[k] = iq2_all_signs(xb + 8 * k, g.xval + 8 * k);
+    for (int k = 0; k < 2; ++k) g.signs[k] = split_signs_8(xb + 8 * k, g.xval + 8 * k);
     finish_iq2_group(g);
     return g;
 }
@@ -378,7 +374,8 @@ Iq2Group<16> iq2s_group(const float* xb, const float* qw, float sigma2) {
 // IQ2_S, 82 bytes: d (f16), 32 low bytes of the 10-bit grid indices, 32 sign bytes, 8 bytes
 // of the indices' top 2 bits, 8 bytes of 4-bit scales. Written group by group, so a block whose
 // scales all come out 0 keeps its codes.
-void quantize_iq2_s_block(const float* x, const float* qw, std::byte* out) {
+void quantize_iq2_s_block(const float* x, const float* qw, const GridSearches& searches,
+                          std::byte* out) {
     const Iq2SearchTable& table = iq2s_search_table();
     std::memset(out, 0, 82);
     const float sigma2 = 2 * sum_of_squares(x, iq12_super_block) / iq12_super_block;
@@ -387,7 +384,8 @@ void quantize_iq2_s_block(const float* x, const float* qw, std::byte* out) {
     for (int ib = 0; ib < 16; ++ib) {
         Iq2Group<16> g = iq2s_group(x + 16 * ib, qw ? qw + 16 * ib : nullptr, sigma2);
         std::int8_t L[16] = {};
-        const std::optional<float> scale = iq2_pair_scale(table, g, iq2s_group_max_eps, 255, L);
+        const std::optional<float> scale =
+            iq2_pair_scale(table, g, iq2s_group_max_eps, 255, searches.iq2_pair_fit, L);
         scales[ib] = scale.value_or(0);
         if (!scale) continue;
         for (int k = 0; k < 2; ++k) {
@@ -407,11 +405,6 @@ void quantize_iq2_s_block(const float* x, const float* qw, std::byte* out) {
 
 // ---- IQ1 ----------------------------------------------------------------------------------
 
-// The three values of the IQ1 levels, shifted up or down by IQ1S_DELTA (ggml's x_p and x_m;
-// IQ1_M uses the same delta).
-constexpr float iq1_shifted_up[3] = {-1 + IQ1S_DELTA, IQ1S_DELTA, 1 + IQ1S_DELTA};
-constexpr float iq1_shifted_down[3] = {-1 - IQ1S_DELTA, -IQ1S_DELTA, 1 - IQ1S_DELTA};
-
 // ggml sorts (value, index) pairs by value with qsort, which glibc runs as a top-down merge
 // sort for arrays this small (taking the left element unless it compares greater). Replayed
 // here, so equal values, and NaNs (equal to everything), come out in glibc's order.
@@ -423,36 +416,35 @@ void merge_sort_by_value(const float* x, int* order, int* scratch, int n) {
     int a = 0;
     int b = n1;
     int out = 0;
-    while (a < n1 && b < n) scratch[out++] = x[order[a]] > x[order[b]] ? order[b++] : order[a++];
+    while (a < n1 && b < n) {  // without a branch on the comparison, which is a coin toss
+        const bool right = x[order[a]] > x[order[b]];
+        scratch[out++] = right ? order[b] : order[a];
+        b += right;
+        a += !right;
+    }
     while (a < n1) scratch[out++] = order[a++];
     std::copy(scratch, scratch + out, order);
 }
 
-// An IQ1 group sorted by value: below sorted position i1 level 0, below i2 level 1, the rest 2.
-// `choice` holds the shifts: bit 1 set shifts the first half of the group down, bit 0 the
-// second half (ggml's IQ1_M k: 0 up, up; 1 up, down; 2 down, up; 3 down, down). IQ1_S shifts
-// the whole group one way: 0 (ggml's +1) or 3 (ggml's -1). Mirroring the levels turns each
-// shift around: 3 - choice.
-struct Iq1Split {
-    bool found = false;
-    int i1 = -1;
-    int i2 = -1;
-    int choice = 0;
-    float scale = 0;
-};
-
-// IQ1_S: the exact best split of 32 sorted values into the three levels, for either shift.
-// Prefix sums of weight * x and weight over the sorted values give each split's least-squares
-// fit in constant time.
-Iq1Split iq1s_best_split(const float* xb, const float* weight, const int* order, float max) {
-    float sumx[33];
-    float sumw[33];
-    sumx[0] = sumw[0] = 0;
+// IQ1_S: the prefix sums of weight * x and weight over the sorted values, which give each
+// split's least-squares fit in constant time.
+Iq1sPrefixSums iq1s_prefix_sums(const float* xb, const float* weight, const int* order) {
+    Iq1sPrefixSums s;
+    s.sumx[0] = s.sumw[0] = 0;
     for (int j = 0; j < 32; ++j) {
         const int i = order[j];
-        sumx[j + 1] = sumx[j] + weight[i] * xb[i];
-        sumw[j + 1] = sumw[j] + weight[i];
+        s.sumx[j + 1] = s.sumx[j] + weight[i] * xb[i];
+        s.sumw[j + 1] = s.sumw[j] + weight[i];
     }
+    return s;
+}
+
+}  // namespace
+
+// IQ1_S: the exact best split of 32 sorted values into the three levels, for either shift.
+Iq1Split iq1s_split_search(const Iq1sPrefixSums& s, float max) {
+    const float* sumx = s.sumx;
+    const float* sumw = s.sumw;
     float best_score = -FLT_MAX;
     Iq1Split best;
     best.scale = max;
@@ -475,12 +467,7 @@ Iq1Split iq1s_best_split(const float* xb, const float* weight, const int* order,
     return best;
 }
 
-// Prefix sums of weight * x and weight over 16 sorted values, kept per half group (each half
-// of an IQ1_M group has its own shift).
-struct HalfPrefixSums {
-    float px[2][17];
-    float pw[2][17];
-};
+namespace {
 
 HalfPrefixSums half_prefix_sums(const float* xb, const float* weight, const int* order) {
     HalfPrefixSums s;
@@ -497,11 +484,12 @@ HalfPrefixSums half_prefix_sums(const float* xb, const float* weight, const int*
     return s;
 }
 
+}  // namespace
+
 // IQ1_M: the exact best split of 16 sorted values, for the four pairs of half-group shifts
 // (0: up, up; 1: up, down; 2: down, up; 3: down, down). As the levels are one apart, a split's
 // sum of q * x is T * v[2] - P(i1) - P(i2) (ggml's algebra, kept for its rounding).
-Iq1Split iq1m_best_split(const float* xb, const float* weight, const int* order, float max) {
-    const HalfPrefixSums s = half_prefix_sums(xb, weight, order);
+Iq1Split iq1m_split_search(const HalfPrefixSums& s, float max) {
     const float txs[2] = {s.px[0][16], s.px[1][16]};
     const float tws[2] = {s.pw[0][16], s.pw[1][16]};
     const float* up = iq1_shifted_up;
@@ -537,6 +525,8 @@ Iq1Split iq1m_best_split(const float* xb, const float* weight, const int* order,
     }
     return best;
 }
+
+namespace {
 
 // The levels of a split, in the values' own order.
 void iq1_split_levels(const Iq1Split& split, const int* order, int n, std::int8_t* L) {
@@ -590,15 +580,20 @@ void iq1_weights(const float* xb, const float* qw, float sigma2, int n, float* w
         weight[i] = qw ? qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]) : xb[i] * xb[i];
 }
 
-// The split of an IQ1 group: sorts it and runs `best_split`; on success the levels go to L,
-// and a negative scale is turned positive by mirroring the levels and the shifts.
-template <int N, class BestSplit>
-Iq1Split iq1_split(const float* xb, const float* weight, float max, BestSplit best_split,
+// The split of an IQ1_S (N = 32) or IQ1_M (N = 16) group: sorts it and searches the splits;
+// on success the levels go to L, and a negative scale is turned positive by mirroring the
+// levels and the shifts.
+template <int N>
+Iq1Split iq1_split(const float* xb, const float* weight, float max, const GridSearches& searches,
                    std::int8_t* L) {
     int order[N], scratch[N];
     for (int j = 0; j < N; ++j) order[j] = j;
     merge_sort_by_value(xb, order, scratch, N);
-    Iq1Split split = best_split(xb, weight, order, max);
+    Iq1Split split;
+    if constexpr (N == 32)
+        split = searches.iq1s_split(iq1s_prefix_sums(xb, weight, order), max);
+    else
+        split = searches.iq1m_split(half_prefix_sums(xb, weight, order), max);
     if (!split.found) return split;
     iq1_split_levels(split, order, N, L);
     if (split.scale < 0) {
@@ -618,9 +613,9 @@ const float* iq1_half_values(int choice, int half) {
 
 // One group of N values of IQ1_S (32) or IQ1_M (16), left zero below `group_max_eps`: its
 // scale, shift choice (0 when left zero) and grid indices. Returns false when left zero.
-template <int N, class BestSplit>
+template <int N>
 bool iq1_group(const float* xb, const float* qw, float sigma2, float group_max_eps,
-               BestSplit best_split, float& scale, int& choice, std::uint16_t* index) {
+               const GridSearches& searches, float& scale, int& choice, std::uint16_t* index) {
     float weight[N];
     iq1_weights(xb, qw, sigma2, N, weight);
     scale = 0;
@@ -628,7 +623,7 @@ bool iq1_group(const float* xb, const float* qw, float sigma2, float group_max_e
     const float max = largest_magnitude(xb, N);
     if (max < group_max_eps) return false;
     std::int8_t L[N];
-    const Iq1Split split = iq1_split<N>(xb, weight, max, best_split, L);
+    const Iq1Split split = iq1_split<N>(xb, weight, max, searches, L);
     if (!split.found) return false;
     choice = split.choice;
     const float* per_group[N / 8];
@@ -637,33 +632,54 @@ bool iq1_group(const float* xb, const float* qw, float sigma2, float group_max_e
     return true;
 }
 
+// The groups of N values of an IQ1 block (IQ1_S: 32, IQ1_M: 16): each one's scale, shift
+// choice and grid indices, whether it was coded (not left zero below `group_max_eps`), and the
+// largest scale of the coded ones.
+template <int N>
+struct Iq1Groups {
+    static constexpr int count = iq12_super_block / N;
+    float sigma2;
+    float scales[count];
+    int choices[count];
+    std::uint16_t index[count][N / 8];
+    bool coded[count];
+    float max_scale = 0;
+};
+
+template <int N>
+Iq1Groups<N> iq1_block_groups(const float* x, const float* qw, float group_max_eps,
+                              const GridSearches& searches) {
+    Iq1Groups<N> g;
+    g.sigma2 = 2 * sum_of_squares(x, iq12_super_block) / iq12_super_block;
+    for (int ib = 0; ib < g.count; ++ib) {
+        g.coded[ib] = iq1_group<N>(x + N * ib, qw ? qw + N * ib : nullptr, g.sigma2, group_max_eps,
+                                   searches, g.scales[ib], g.choices[ib], g.index[ib]);
+        if (g.coded[ib]) g.max_scale = ggml_max(g.max_scale, g.scales[ib]);
+    }
+    return g;
+}
+
 // IQ1_S, 50 bytes: d (f16), 32 low bytes of the 11-bit grid indices, per 32 values a 16-bit
 // word: the indices' top 3 bits (4 x 3), a 3-bit scale, and on top whether the shift is down.
 // Codes are written group by group, so a block whose scales all come out 0 keeps them.
-void quantize_iq1_s_block(const float* x, const float* qw, std::byte* out) {
+void quantize_iq1_s_block(const float* x, const float* qw, const GridSearches& searches,
+                          std::byte* out) {
     std::memset(out, 0, 50);
-    const float sigma2 = 2 * sum_of_squares(x, iq12_super_block) / iq12_super_block;
-    float scales[8];
-    int choices[8];
+    const Iq1Groups<32> g = iq1_block_groups<32>(x, qw, iq1s_group_max_eps, searches);
     std::uint16_t qh[8] = {};
-    float max_scale = 0;
     for (int ib = 0; ib < 8; ++ib) {
-        std::uint16_t index[4];
-        if (!iq1_group<32>(x + 32 * ib, qw + 32 * ib, sigma2, iq1s_group_max_eps, iq1s_best_split,
-                           scales[ib], choices[ib], index))
-            continue;
+        if (!g.coded[ib]) continue;
         for (int k = 0; k < 4; ++k) {
-            out[2 + 4 * ib + k] = static_cast<std::byte>(index[k] & 255);
-            qh[ib] = static_cast<std::uint16_t>(qh[ib] | ((index[k] >> 8) << (3 * k)));
+            out[2 + 4 * ib + k] = static_cast<std::byte>(g.index[ib][k] & 255);
+            qh[ib] = static_cast<std::uint16_t>(qh[ib] | ((g.index[ib][k] >> 8) << (3 * k)));
         }
-        max_scale = ggml_max(max_scale, scales[ib]);
     }
-    if (max_scale) {
-        const float d = max_scale / 15;
+    if (g.max_scale) {
+        const float d = g.max_scale / 15;
         store_half(out, d * 1.125f);
         const float id = 1 / d;
         for (int ib = 0; ib < 8; ++ib) {
-            const int l = scale_code(id, scales[ib], 7) | (choices[ib] == 3 ? 8 : 0);
+            const int l = scale_code(id, g.scales[ib], 7) | (g.choices[ib] == 3 ? 8 : 0);
             qh[ib] = static_cast<std::uint16_t>(qh[ib] | (l << 12));
         }
     }
@@ -707,63 +723,62 @@ void put_iq1m_block_scale(const float* x, const float* qw, float sigma2, float d
 // IQ1_M, 56 bytes: 32 low bytes of the 11-bit grid indices, per 16 values a byte with the two
 // indices' top 3 bits and the halves' shift bits (0x08, 0x80), then four 16-bit words holding
 // the 3-bit group scales (4 each) and, in their top nibbles, the f16 super-block scale.
-void quantize_iq1_m_block(const float* x, const float* qw, std::byte* out) {
+void quantize_iq1_m_block(const float* x, const float* qw, const GridSearches& searches,
+                          std::byte* out) {
     std::memset(out, 0, 56);
-    const float sigma2 = 2 * sum_of_squares(x, iq12_super_block) / iq12_super_block;
-    float scales[16];
-    int choices[16];
-    float max_scale = 0;
+    const Iq1Groups<16> g = iq1_block_groups<16>(x, qw, iq1m_group_max_eps, searches);
     for (int ib = 0; ib < 16; ++ib) {
-        std::uint16_t index[2];
-        const float* qwb = qw ? qw + 16 * ib : nullptr;
-        if (!iq1_group<16>(x + 16 * ib, qwb, sigma2, iq1m_group_max_eps, iq1m_best_split,
-                           scales[ib], choices[ib], index))
-            continue;
+        if (!g.coded[ib]) continue;
+        const std::uint16_t* index = g.index[ib];
         out[2 * ib] = static_cast<std::byte>(index[0] & 255);
         out[2 * ib + 1] = static_cast<std::byte>(index[1] & 255);
         out[32 + ib] = static_cast<std::byte>((index[0] >> 8) | ((index[1] >> 8) << 4));
-        max_scale = ggml_max(max_scale, scales[ib]);
     }
-    if (!max_scale) return;
+    if (!g.max_scale) return;
     constexpr std::uint8_t shift_bits[4] = {0x00, 0x80, 0x08, 0x88};
-    const float d = max_scale / 15;
+    const float d = g.max_scale / 15;
     const float id = 1 / d;
     int codes[16];
     std::uint16_t sc[4] = {};
     for (int ib = 0; ib < 16; ++ib) {
-        codes[ib] = scale_code(id, scales[ib], 7);
+        codes[ib] = scale_code(id, g.scales[ib], 7);
         sc[ib / 4] = static_cast<std::uint16_t>(sc[ib / 4] | (codes[ib] << (3 * (ib % 4))));
-        out[32 + ib] |= static_cast<std::byte>(shift_bits[choices[ib]]);
+        out[32 + ib] |= static_cast<std::byte>(shift_bits[g.choices[ib]]);
     }
-    put_iq1m_block_scale(x, qw, sigma2, d, codes, choices, out, out + 32, sc);
+    put_iq1m_block_scale(x, qw, g.sigma2, d, codes, g.choices, out, out + 32, sc);
     for (int w = 0; w < 4; ++w) put_u16(out + 48 + 2 * w, sc[w]);
-}
-
-// A row of `Bytes`-byte blocks, each from 256 values and their 256 weights.
-template <std::size_t Bytes, void (*Block)(const float*, const float*, std::byte*)>
-void quantize_iq_row(const float* x, std::byte* out, std::size_t n, const float* weights) {
-    for (std::size_t i = 0; i < n / iq12_super_block; ++i)
-        Block(x + i * iq12_super_block, weights ? weights + i * iq12_super_block : nullptr,
-              out + i * Bytes);
 }
 
 }  // namespace
 
-WeightedQuantizeRowFn weighted_iq1_iq2(std::uint32_t type) {
+void quantize_iq1_iq2_row(std::uint32_t type, const GridSearches& searches, const float* x,
+                          std::byte* out, std::size_t n, const float* weights) {
     switch (static_cast<GgmlType>(type)) {
-        case GgmlType::iq2_xxs:
-            return quantize_iq_row<66, quantize_iq2_xxs_block>;
-        case GgmlType::iq2_xs:
-            return quantize_iq_row<74, quantize_iq2_xs_block>;
-        case GgmlType::iq2_s:
-            return quantize_iq_row<82, quantize_iq2_s_block>;
         case GgmlType::iq1_s:
-            return quantize_iq_row<50, quantize_iq1_s_block>;
+            return quantize_grid_blocks<50, quantize_iq1_s_block>(searches, x, out, n, weights);
         case GgmlType::iq1_m:
-            return quantize_iq_row<56, quantize_iq1_m_block>;
+            return quantize_grid_blocks<56, quantize_iq1_m_block>(searches, x, out, n, weights);
+        case GgmlType::iq2_xxs:
+            return quantize_grid_blocks<66, quantize_iq2_xxs_block>(searches, x, out, n, weights);
+        case GgmlType::iq2_xs:
+            return quantize_grid_blocks<74, quantize_iq2_xs_block>(searches, x, out, n, weights);
+        case GgmlType::iq2_s:
+            return quantize_grid_blocks<82, quantize_iq2_s_block>(searches, x, out, n, weights);
         default:
-            return nullptr;
+            return;
     }
+}
+
+WeightedQuantizeRowFn scalar_grid_row(std::uint32_t type) {
+    for (const WeightedLaneQuantizer& q : grid_row_quantizers<scalar_grid_searches>)
+        if (static_cast<std::uint32_t>(q.type) == type) return q.fn;
+    return nullptr;
+}
+
+WeightedQuantizeRowFn weighted_iq1_iq2(std::uint32_t type) {
+    // Every grid type is this file's but IQ3_XXS and IQ3_S (quantize_iq3_iq4.cpp's).
+    const auto t = static_cast<GgmlType>(type);
+    return t == GgmlType::iq3_xxs || t == GgmlType::iq3_s ? nullptr : scalar_grid_row(type);
 }
 
 }  // namespace ck::kernels::scalar

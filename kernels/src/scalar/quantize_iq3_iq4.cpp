@@ -16,6 +16,7 @@
 #include "block_bytes.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/quantize_weighted.hpp"
+#include "grid_searches.hpp"
 #include "iq3_search_tables.hpp"
 #include "iq4nl_search.hpp"
 #include "quantize_common.hpp"
@@ -54,27 +55,13 @@ void store_u16(std::byte* out, std::uint16_t v) {
 // IQ3: each group of 4 magnitudes is a point of a grid of level quadruples (level l meaning
 // (2l + 1) * scale); the signs are stored apart, the scale per sub-block as 4 bits.
 
-// One sub-block as the search sees it: the magnitudes, their sign bits (bit i of byte k: value
-// 8k + i is negative), each value's importance and its square root (the neighbour search
-// weighs by the latter).
-struct Iq3SubBlock {
-    float xval[iq_sub_block];
-    float weight[iq_sub_block];
-    float waux[iq_sub_block];
-    std::uint8_t signs[iq_sub_block / 8];
-};
-
+// One sub-block as the search sees it (Iq3SubBlock, grid_searches.hpp).
 Iq3SubBlock iq3_prepare(const float* x, const float* quant_weights, float sigma2) {
     Iq3SubBlock b;
     iq_importance(x, quant_weights, sigma2, b.weight);
     for (std::size_t i = 0; i < iq_sub_block; ++i) b.waux[i] = std::sqrt(b.weight[i]);
-    std::fill_n(b.signs, iq_sub_block / 8, 0);
-    for (std::size_t i = 0; i < iq_sub_block; ++i) {
-        // ggml's test, kept: -0 counts as positive and stays -0.
-        b.xval[i] = x[i] >= 0 ? x[i] : -x[i];
-        if (!(x[i] >= 0))
-            b.signs[i / 8] = static_cast<std::uint8_t>(b.signs[i / 8] | (1 << (i % 8)));
-    }
+    for (std::size_t k = 0; k < iq_sub_block / 8; ++k)
+        b.signs[k] = split_signs_8(x + 8 * k, b.xval + 8 * k);
     return b;
 }
 
@@ -140,16 +127,7 @@ void iq3_weighted_sums(const Iq3SubBlock& b, const std::uint8_t* levels, float& 
     }
 }
 
-// Where the two types' sub-block searches part.
-struct Iq3Search {
-    const Iq3SearchTable& tables;
-    int steps;  // inverse scales (15 + 0.2 * is) / max for is = -steps..steps
-    // Whether a group counts as on the grid before any candidate scale won: IQ3_XXS yes, IQ3_S
-    // no (so IQ3_S refits when no candidate improved on the first guess).
-    bool groups_start_on_grid;
-    // IQ3_S refits every group at the final scale, IQ3_XXS only the off-grid ones.
-    bool refit_on_grid_groups;
-};
+}  // namespace
 
 // ggml's search for a sub-block's scale: every candidate inverse scale, the least-squares scale
 // of the levels it gives, the best kept (sumqx^2 / sumq2, compared cross-multiplied); then, if
@@ -187,6 +165,8 @@ float iq3_fit_sub_block(const Iq3Search& s, const Iq3SubBlock& b, float max, std
     return sumq2 > 0.0f ? sumqx / sumq2 : scale;
 }
 
+namespace {
+
 // The grid index of 4 levels; they are always on the grid (ggml aborts otherwise).
 std::uint16_t iq3_grid_code(const Iq3SearchTable& t, const std::uint8_t* levels) {
     return static_cast<std::uint16_t>(t.index_of(iq3_key(levels)));
@@ -222,7 +202,7 @@ void iq3xxs_even_signs(const float* x, Iq3SubBlock& b) {
 
 // One IQ3_XXS sub-block: its 8 grid indices and its word of 4 x 7 sign bits; returns its scale
 // (0 for a sub-block below iq3xxs_group_max_eps, whose codes then stay zero).
-float iq3xxs_sub_block(const float* x, const float* quant_weights, float sigma2,
+float iq3xxs_sub_block(const float* x, const float* quant_weights, float sigma2, Iq3FitFn fit,
                        std::uint8_t* grid_codes, std::uint32_t& signs_word) {
     const Iq3SearchTable& t = iq3xxs_search_table();
     Iq3SubBlock b = iq3_prepare(x, quant_weights, sigma2);
@@ -230,7 +210,7 @@ float iq3xxs_sub_block(const float* x, const float* quant_weights, float sigma2,
     const float max = iq3_largest(b);  // after the sign fix, which can make a magnitude negative
     if (max < iq3xxs_group_max_eps) return 0.0f;
     std::uint8_t levels[iq_sub_block];
-    float scale = iq3_fit_sub_block({t, 15, true, false}, b, max, levels);
+    float scale = fit({t, 15, true, false}, b, max, levels);
     if (scale < 0.0f) {  // never seen; ggml then stores the opposite signs and a positive scale
         scale = -scale;
         for (std::uint8_t& s : b.signs) s = static_cast<std::uint8_t>(~s & 127);
@@ -243,7 +223,8 @@ float iq3xxs_sub_block(const float* x, const float* quant_weights, float sigma2,
 
 // block_iq3_xxs (98 bytes): f16 d; 64 grid indices (one per group of 4); per sub-block a u32
 // of 4 x 7 sign bits with the 4-bit scale code in bits 28..31.
-void quantize_iq3_xxs_super_block(const float* x, const float* quant_weights, std::byte* out) {
+void quantize_iq3_xxs_super_block(const float* x, const float* quant_weights,
+                                  const GridSearches& searches, std::byte* out) {
     std::uint8_t grid_codes[iq_super_block / 4] = {};
     std::uint32_t words[iq_sub_blocks] = {};
     float scales[iq_sub_blocks];
@@ -251,7 +232,7 @@ void quantize_iq3_xxs_super_block(const float* x, const float* quant_weights, st
     const float sigma2 = 2 * iq_sum_squares(x, iq_super_block) / iq_super_block;
     for (std::size_t ib = 0; ib < iq_sub_blocks; ++ib) {
         const float* qw = quant_weights ? quant_weights + iq_sub_block * ib : nullptr;
-        scales[ib] = iq3xxs_sub_block(x + iq_sub_block * ib, qw, sigma2,
+        scales[ib] = iq3xxs_sub_block(x + iq_sub_block * ib, qw, sigma2, searches.iq3_fit,
                                       grid_codes + iq3_groups * ib, words[ib]);
         max_scale = ggml_max(max_scale, scales[ib]);
     }
@@ -277,13 +258,13 @@ struct Iq3sSlots {
 // One IQ3_S sub-block; returns its scale, or nothing for a sub-block of zeros, which ggml skips
 // without storing anything.
 std::optional<float> iq3s_sub_block(const float* x, const float* quant_weights, float sigma2,
-                                    const Iq3sSlots& slots) {
+                                    Iq3FitFn fit, const Iq3sSlots& slots) {
     const Iq3SearchTable& t = iq3s_search_table();
     Iq3SubBlock b = iq3_prepare(x, quant_weights, sigma2);
     const float max = iq3_largest(b);
     if (max == 0.0f) return std::nullopt;
     std::uint8_t levels[iq_sub_block];
-    float scale = iq3_fit_sub_block({t, 9, false, true}, b, max, levels);
+    float scale = fit({t, 9, false, true}, b, max, levels);
     if (scale < 0.0f) {  // never seen; ggml then stores the opposite signs and a positive scale
         scale = -scale;
         for (std::uint8_t& s : b.signs) s = static_cast<std::uint8_t>(~s);
@@ -299,7 +280,8 @@ std::optional<float> iq3s_sub_block(const float* x, const float* quant_weights, 
 
 // block_iq3_s (110 bytes): f16 d; qs[64], the low bytes of the grid indices; qh[8], their
 // ninth bits; signs[32], one bit per value; scales[4], two 4-bit scale codes a byte.
-void quantize_iq3_s_super_block(const float* x, const float* quant_weights, std::byte* out) {
+void quantize_iq3_s_super_block(const float* x, const float* quant_weights,
+                                const GridSearches& searches, std::byte* out) {
     std::uint8_t block[110] = {};
     std::uint8_t* const qs = block + 2;
     std::uint8_t* const qh = qs + 64;
@@ -314,7 +296,8 @@ void quantize_iq3_s_super_block(const float* x, const float* quant_weights, std:
     for (std::size_t ib = 0; ib < iq_sub_blocks; ++ib) {
         const float* qw = quant_weights ? quant_weights + iq_sub_block * ib : nullptr;
         const Iq3sSlots slots{qs + iq3_groups * stored, signs + iq_sub_block / 8 * stored, qh[ib]};
-        const std::optional<float> scale = iq3s_sub_block(x + iq_sub_block * ib, qw, sigma2, slots);
+        const std::optional<float> scale =
+            iq3s_sub_block(x + iq_sub_block * ib, qw, sigma2, searches.iq3_fit, slots);
         scales[ib] = scale.value_or(0.0f);
         if (!scale) continue;
         ++stored;
@@ -383,12 +366,19 @@ void quantize_iq4_xs_super_block(const float* x, const float* quant_weights, std
 
 }  // namespace
 
+void quantize_iq3_row(std::uint32_t type, const GridSearches& searches, const float* x,
+                      std::byte* out, std::size_t n, const float* weights) {
+    if (static_cast<GgmlType>(type) == GgmlType::iq3_xxs)
+        quantize_grid_blocks<98, quantize_iq3_xxs_super_block>(searches, x, out, n, weights);
+    else if (static_cast<GgmlType>(type) == GgmlType::iq3_s)
+        quantize_grid_blocks<110, quantize_iq3_s_super_block>(searches, x, out, n, weights);
+}
+
 WeightedQuantizeRowFn weighted_iq3_iq4(std::uint32_t type) {
     switch (static_cast<GgmlType>(type)) {
         case GgmlType::iq3_xxs:
-            return quantize_row_by_blocks<iq_super_block, 98, quantize_iq3_xxs_super_block>;
         case GgmlType::iq3_s:
-            return quantize_row_by_blocks<iq_super_block, 110, quantize_iq3_s_super_block>;
+            return scalar_grid_row(type);
         case GgmlType::iq4_nl:
             return quantize_row_by_blocks<iq4nl_block, 18, quantize_iq4_nl_block>;
         case GgmlType::iq4_xs:
