@@ -1,15 +1,16 @@
 // llama-quantize's type selection, rewritten from llama.cpp's src/llama-quant.cpp (the version
 // with tensor categories and tensor_type_fallback, late 2025). Names in comments are llama.cpp's:
 // tensor_allows_quantization, llama_tensor_get_type(_impl), tensor_type_fallback,
-// use_more_bits, layer_info, has_tied_embeddings, weight_name_comparer.
+// tensor_requires_imatrix, use_more_bits, layer_info, has_tied_embeddings, weight_name_comparer.
 //
-// Only what the supported mixtures can reach is here: no importance matrix (so none of the
-// has_imatrix branches), none of the IQ1/IQ2/IQ3 or MXFP4 mixtures, no --tensor-type patterns.
+// Every mixture llama-quantize lists but Q1_0, Q2_0, MXFP4_MOE and COPY, with and without an
+// importance matrix, and --tensor-type patterns.
 #include "mixture.hpp"
 
 #include <algorithm>
 #include <array>
 #include <numeric>
+#include <regex>
 #include <utility>
 
 #include <boost/algorithm/string/case_conv.hpp>
@@ -42,13 +43,17 @@ struct MixEntry {
 };
 
 // In llama-quantize's listing order (QUANT_OPTIONS).
-constexpr std::array<MixEntry, 20> mixes = {{
-    {"Q4_0", FileType::q4_0},     {"Q4_1", FileType::q4_1},     {"Q5_0", FileType::q5_0},
-    {"Q5_1", FileType::q5_1},     {"TQ1_0", FileType::tq1_0},   {"TQ2_0", FileType::tq2_0},
-    {"Q2_K", FileType::q2_k},     {"Q3_K_S", FileType::q3_k_s}, {"Q3_K_M", FileType::q3_k_m},
-    {"Q3_K_L", FileType::q3_k_l}, {"IQ4_NL", FileType::iq4_nl}, {"Q4_K_S", FileType::q4_k_s},
-    {"Q4_K_M", FileType::q4_k_m}, {"Q5_K_S", FileType::q5_k_s}, {"Q5_K_M", FileType::q5_k_m},
-    {"Q6_K", FileType::q6_k},     {"Q8_0", FileType::q8_0},     {"F16", FileType::f16},
+constexpr std::array<MixEntry, 32> mixes = {{
+    {"Q4_0", FileType::q4_0},     {"Q4_1", FileType::q4_1},       {"Q5_0", FileType::q5_0},
+    {"Q5_1", FileType::q5_1},     {"IQ2_XXS", FileType::iq2_xxs}, {"IQ2_XS", FileType::iq2_xs},
+    {"IQ2_S", FileType::iq2_s},   {"IQ2_M", FileType::iq2_m},     {"IQ1_S", FileType::iq1_s},
+    {"IQ1_M", FileType::iq1_m},   {"TQ1_0", FileType::tq1_0},     {"TQ2_0", FileType::tq2_0},
+    {"Q2_K", FileType::q2_k},     {"Q2_K_S", FileType::q2_k_s},   {"IQ3_XXS", FileType::iq3_xxs},
+    {"IQ3_S", FileType::iq3_s},   {"IQ3_M", FileType::iq3_m},     {"IQ3_XS", FileType::iq3_xs},
+    {"Q3_K_S", FileType::q3_k_s}, {"Q3_K_M", FileType::q3_k_m},   {"Q3_K_L", FileType::q3_k_l},
+    {"IQ4_NL", FileType::iq4_nl}, {"IQ4_XS", FileType::iq4_xs},   {"Q4_K_S", FileType::q4_k_s},
+    {"Q4_K_M", FileType::q4_k_m}, {"Q5_K_S", FileType::q5_k_s},   {"Q5_K_M", FileType::q5_k_m},
+    {"Q6_K", FileType::q6_k},     {"Q8_0", FileType::q8_0},       {"F16", FileType::f16},
     {"BF16", FileType::bf16},     {"F32", FileType::all_f32},
 }};
 
@@ -247,12 +252,36 @@ struct Pick {
     std::string rule;
 };
 
+Pick picked(GgmlType type, std::string rule) {
+    return {id(type), std::move(rule)};
+}
+
+// The mixtures llama.cpp gives rules of their own for attn_v, attn_k, ffn_down and attn_output:
+// the IQ1 and IQ2 ones (2.7 bits per weight or fewer), which lift only those few tensors, with
+// types of their own.
+bool very_low_bit(FileType f) {
+    return f == FileType::iq2_xxs || f == FileType::iq2_xs || f == FileType::iq1_s ||
+           f == FileType::iq2_s || f == FileType::iq2_m || f == FileType::iq1_m;
+}
+
+// " (n_gqa 5 >= 4)": the grouped-query ratio a rule looked at.
+std::string gqa_text(std::uint32_t gqa) {
+    return " (n_gqa " + std::to_string(gqa) + (gqa >= 4 ? " >= 4)" : " < 4)");
+}
+
+// A --tensor-type pattern, compiled once (as llama.cpp's quantize_state_impl does).
+struct CompiledOverride {
+    std::regex regex;
+    const TensorTypeOverride* given;
+};
+
 class Planner {
   public:
     Planner(const ck::ModelHeader& header, const MixSettings& settings)
         : header_(header), settings_(settings) {
         check_override(settings.output_type, "--output-tensor-type");
         check_override(settings.embd_type, "--token-embedding-type");
+        compile_tensor_types();
         default_type_ = settings.mix.default_type;
         const bool known = std::any_of(mixes.begin(), mixes.end(), [&](const MixEntry& m) {
             return static_cast<std::uint32_t>(m.file_type) == settings.mix.file_type &&
@@ -285,12 +314,32 @@ class Planner {
     }
 
   private:
-    void check_override(const std::optional<std::uint32_t>& type, const char* option) const {
+    static void check_override(const std::optional<std::uint32_t>& type,
+                               const std::string& option) {
         if (!type) return;
         const ck::TypeInfo* info = ck::find_type(*type);
         if (!info || info->removed || !info->dequantizable)
-            throw ck::usage_error(std::string(option) + ": " + std::string(ck::type_name(*type)) +
+            throw ck::usage_error(option + ": " + std::string(ck::type_name(*type)) +
                                   " is not a type llama-quantize can store");
+    }
+
+    void compile_tensor_types() {
+        for (const TensorTypeOverride& o : settings_.tensor_types) {
+            const std::string option = "--tensor-type " + o.pattern;
+            check_override(o.type, option);
+            try {
+                tensor_types_.push_back({std::regex(o.pattern), &o});
+            } catch (const std::regex_error& e) {
+                throw ck::usage_error(option + ": not a regular expression (" + e.what() + ")");
+            }
+        }
+    }
+
+    // The first --tensor-type pattern that finds `name`, or null.
+    const TensorTypeOverride* tensor_type_for(const std::string& name) const {
+        for (const CompiledOverride& o : tensor_types_)
+            if (std::regex_search(name, o.regex)) return o.given;
+        return nullptr;
     }
 
     std::string key(std::string_view suffix) const { return arch_ + "." + std::string(suffix); }
@@ -360,11 +409,23 @@ class Planner {
         return "layer " + std::to_string(i) + " of " + std::to_string(n);
     }
 
+    // " for IQ2_XXS": the mixture a rule belongs to.
+    std::string for_mix() const { return " for " + settings_.mix.name; }
+
     TensorChoice choose(const ck::TensorInfo& t) {
         if (auto why = kept_as_is(t, settings_)) return {t.type, false, *why};
-        const Category c = category_of(t.name);
-        // The overrides win over everything, fallback included (llama_tensor_get_type).
-        if (settings_.embd_type && c == Category::token_embd)
+        TensorChoice choice = choose_quantizable(t, category_of(t.name));
+        choice.requires_imatrix = requires_imatrix(t.name, choice.type, settings_.mix.file_type);
+        return choice;
+    }
+
+    // llama_tensor_get_type.
+    TensorChoice choose_quantizable(const ck::TensorInfo& t, Category c) {
+        // The options win over everything, fallback included; a --tensor-type pattern that
+        // names per_layer_token_embd.weight wins over --token-embedding-type, since that table
+        // is large and separate from token_embd.weight.
+        if (settings_.embd_type && c == Category::token_embd &&
+            !(t.name == "per_layer_token_embd.weight" && tensor_type_for(t.name)))
             return finish(
                 t,
                 {*settings_.embd_type, std::string(label(c)) + ": " + shown(*settings_.embd_type) +
@@ -381,8 +442,13 @@ class Planner {
                 t,
                 {default_type_, settings_.mix.name + ": every 2-D weight " + shown(default_type_)},
                 nullptr);
-        Pick pick = settings_.pure ? Pick{default_type_, "--pure: " + shown(default_type_)}
-                                   : mixture_rule(t, c);
+        Pick pick;
+        if (const TensorTypeOverride* o = tensor_type_for(t.name))
+            pick = {o->type, "--tensor-type " + o->pattern + " -> " + shown(o->type)};
+        else if (settings_.pure)
+            pick = {default_type_, "--pure: " + shown(default_type_)};
+        else
+            pick = mixture_rule(t, c);
         pick = fallback(t, std::move(pick));
         return finish(t, std::move(pick), nullptr);
     }
@@ -410,150 +476,270 @@ class Planner {
 
     // llama_tensor_get_type_impl for the supported mixtures.
     Pick mixture_rule(const ck::TensorInfo& t, Category c) {
-        const std::uint32_t def = default_type_;
         const std::string name(label(c));
-        const Pick keep{def, name + ": " + shown(def) + " (mixture default)"};
-        const auto set = [](GgmlType type, std::string rule) {
-            return Pick{id(type), std::move(rule)};
-        };
-
+        const Pick keep{default_type_, name + ": " + shown(default_type_) + " (mixture default)"};
         // output.weight, and token_embd.weight when it doubles as the output (tied embeddings).
-        if (c == Category::output || (tied_embeddings_ && c == Category::token_embd)) {
-            const std::string who =
-                c == Category::output ? "output.weight" : "token_embd.weight (tied to the output)";
-            if (settings_.output_type)
-                return {*settings_.output_type,
-                        who + ": " + shown(*settings_.output_type) + " (--output-tensor-type)"};
-            const std::int64_t nx = t.ne.empty() ? 1 : t.ne[0];
-            if (falcon_) return set(GgmlType::q8_0, who + ": Q8_0 (falcon)");
-            if (nx % block_size(def) != 0)
-                return set(GgmlType::q8_0, who + ": Q8_0 (row length " + std::to_string(nx) +
-                                               " is not a multiple of " + shown(def) +
-                                               "'s block of " + std::to_string(block_size(def)) +
-                                               ")");
-            if (def != id(GgmlType::q8_0)) return set(GgmlType::q6_k, who + ": Q6_K");
-            return {def, who + ": Q8_0 (mixture default)"};
-        }
-        if (c == Category::token_embd) {
-            if (ftype_ == FileType::tq1_0 || ftype_ == FileType::tq2_0)
-                return set(GgmlType::q4_k, "token_embd: Q4_K (ternary mixture)");
-            return keep;
-        }
+        if (c == Category::output || (tied_embeddings_ && c == Category::token_embd))
+            return output_rule(t, c);
+        if (c == Category::token_embd) return token_embd_rule(keep);
+        if (very_low_bit(ftype_)) return very_low_bit_rule(t, c, name, keep);
         if (is_attn_v_like(c)) return attn_v_rule(t, name, keep);
         if (c == Category::attn_k) {
-            if (n_expert_ == 8) return set(GgmlType::q8_0, name + ": Q8_0 (8 experts)");
-            return keep;
+            if (n_expert_ == 8) return picked(GgmlType::q8_0, name + ": Q8_0 (8 experts)");
+            return iq3_attn_q_k_rule(name, keep);
         }
+        if (c == Category::attn_q) return iq3_attn_q_k_rule(name, keep);
         if (c == Category::ffn_down) {
             const auto [i, n] = layer_info(i_ffn_down_++, t);
             return ffn_down_rule(name, i, n, keep);
         }
         if (c == Category::attn_output) return attn_output_rule(name, keep);
-        // ffn_gate/ffn_up only change for IQ3_XS; their counters still run.
-        if (c == Category::ffn_gate) layer_info(i_ffn_gate_++, t);
-        if (c == Category::ffn_up) layer_info(i_ffn_up_++, t);
+        if (c == Category::ffn_gate || c == Category::ffn_up) {
+            int& counter = c == Category::ffn_gate ? i_ffn_gate_ : i_ffn_up_;
+            const auto [i, n] = layer_info(counter++, t);
+            // IQ3_XS lowers the middle three quarters of the layers.
+            if (ftype_ == FileType::iq3_xs && i >= n / 8 && i < 7 * n / 8)
+                return picked(GgmlType::iq3_xxs,
+                              name + ": IQ3_XXS for IQ3_XS (" + where(i, n) + ", middle layers)");
+        }
+        return keep;
+    }
+
+    Pick output_rule(const ck::TensorInfo& t, Category c) const {
+        const std::uint32_t def = default_type_;
+        const std::string who =
+            c == Category::output ? "output.weight" : "token_embd.weight (tied to the output)";
+        if (settings_.output_type)
+            return {*settings_.output_type,
+                    who + ": " + shown(*settings_.output_type) + " (--output-tensor-type)"};
+        const std::int64_t nx = t.ne.empty() ? 1 : t.ne[0];
+        if (falcon_) return picked(GgmlType::q8_0, who + ": Q8_0 (falcon)");
+        if (nx % block_size(def) != 0)
+            return picked(GgmlType::q8_0, who + ": Q8_0 (row length " + std::to_string(nx) +
+                                              " is not a multiple of " + shown(def) +
+                                              "'s block of " + std::to_string(block_size(def)) +
+                                              ")");
+        if (very_low_bit(ftype_) || ftype_ == FileType::iq3_xxs)
+            return picked(GgmlType::q5_k, who + ": Q5_K" + for_mix());
+        if (def != id(GgmlType::q8_0)) return picked(GgmlType::q6_k, who + ": Q6_K");
+        return {def, who + ": Q8_0 (mixture default)"};
+    }
+
+    Pick token_embd_rule(const Pick& keep) const {
+        switch (ftype_) {
+            case FileType::iq2_xxs:
+            case FileType::iq2_xs:
+            case FileType::iq1_s:
+            case FileType::iq1_m:
+                return picked(GgmlType::q2_k, "token_embd: Q2_K" + for_mix());
+            case FileType::iq2_s:
+            case FileType::iq2_m:
+            case FileType::iq3_xxs:
+                return picked(GgmlType::iq3_s, "token_embd: IQ3_S" + for_mix());
+            case FileType::tq1_0:
+            case FileType::tq2_0:
+                return picked(GgmlType::q4_k, "token_embd: Q4_K (ternary mixture)");
+            default:
+                return keep;
+        }
+    }
+
+    // The IQ1/IQ2 mixtures' own rules. Their ffn_down goes by its running count alone (experts
+    // included), and attn_v gets neither the 70B nor the 8-expert lift.
+    Pick very_low_bit_rule(const ck::TensorInfo& t, Category c, const std::string& name,
+                           const Pick& keep) {
+        const bool iq2_s_or_m = ftype_ == FileType::iq2_s || ftype_ == FileType::iq2_m;
+        const GgmlType lifted = iq2_s_or_m ? GgmlType::iq3_s : GgmlType::q2_k;
+        const std::string lifted_name = shown(id(lifted));
+        if (is_attn_v_like(c)) {
+            ++i_attention_wv_;
+            if (std::optional<Pick> by_gqa = lift_with_gqa(t, name, GgmlType::q4_k)) return *by_gqa;
+            if (n_expert_ >= 4)
+                return picked(GgmlType::q4_k, name + ": Q4_K" + for_mix() + " (" +
+                                                  std::to_string(n_expert_) + " experts >= 4)");
+            return picked(lifted, name + ": " + lifted_name + for_mix() + gqa_text(n_gqa(t)));
+        }
+        if (c == Category::attn_k && n_expert_ == 8)
+            return picked(GgmlType::q4_k, name + ": Q4_K (8 experts)");
+        if (c == Category::ffn_down) {
+            const int i = i_ffn_down_++, n = static_cast<int>(*n_layer_);
+            if (i < n / 8)
+                return picked(lifted, name + ": " + lifted_name + " in the first eighth (" +
+                                          where(i, n) + ")");
+            return keep;
+        }
+        if (c == Category::attn_output) {
+            if (n_expert_ == 8) return picked(GgmlType::q5_k, name + ": Q5_K (8 experts)");
+            if (ftype_ == FileType::iq1_s || ftype_ == FileType::iq1_m)
+                return picked(GgmlType::iq2_xxs, name + ": IQ2_XXS" + for_mix());
+            if (iq2_s_or_m) return picked(GgmlType::iq3_s, name + ": IQ3_S" + for_mix());
+        }
         return keep;
     }
 
     Pick attn_v_rule(const ck::TensorInfo& t, const std::string& name, const Pick& keep) {
-        const auto set = [](GgmlType type, std::string rule) {
-            return Pick{id(type), std::move(rule)};
-        };
         const int i = i_attention_wv_++, n = n_attention_wv_;
-        Pick p = keep;
-        switch (ftype_) {
-            case FileType::q2_k: {
-                const std::uint32_t gqa = n_gqa(t);
-                p = gqa >= 4
-                        ? set(GgmlType::q4_k,
-                              name + ": Q4_K for Q2_K (n_gqa " + std::to_string(gqa) + " >= 4)")
-                        : set(GgmlType::q3_k,
-                              name + ": Q3_K for Q2_K (n_gqa " + std::to_string(gqa) + " < 4)");
-                break;
-            }
-            case FileType::q3_k_m:
-                p = i < 2 ? set(GgmlType::q5_k,
-                                name + ": Q5_K in the first two (" + where(i, n) + ")")
-                          : set(GgmlType::q4_k, name + ": Q4_K for Q3_K_M");
-                break;
-            case FileType::q3_k_l:
-                p = set(GgmlType::q5_k, name + ": Q5_K for Q3_K_L");
-                break;
-            case FileType::iq4_nl: {
-                const std::uint32_t gqa = n_gqa(t);
-                if (gqa >= 4)
-                    p = set(GgmlType::q5_k,
-                            name + ": Q5_K for IQ4_NL (n_gqa " + std::to_string(gqa) + " >= 4)");
-                break;
-            }
-            case FileType::q4_k_m:
-            case FileType::q5_k_m:
-                if (use_more_bits(i, n))
-                    p = set(GgmlType::q6_k,
-                            name + ": more bits in " + where(i, n) + " (use_more_bits) -> Q6_K");
-                break;
-            case FileType::q4_k_s:
-                if (i < 4)
-                    p = set(GgmlType::q5_k,
-                            name + ": Q5_K in the first four (" + where(i, n) + ")");
-                break;
-            default:
-                break;
-        }
+        Pick p = attn_v_by_mixture(t, name, i, n, keep);
         // LLM_TYPE_70B: attn_v is 8x smaller than attn_q there, so more bits cost little.
         if ((p.type == id(GgmlType::q3_k) || p.type == id(GgmlType::q4_k)) && is_70b(t))
-            p = set(GgmlType::q5_k, p.rule + "; 70B model -> Q5_K");
-        if (n_expert_ == 8) p = set(GgmlType::q8_0, name + ": Q8_0 (8 experts)");
+            p = picked(GgmlType::q5_k, p.rule + "; 70B model -> Q5_K");
+        if (n_expert_ == 8) p = picked(GgmlType::q8_0, name + ": Q8_0 (8 experts)");
         return p;
     }
 
+    Pick attn_v_by_mixture(const ck::TensorInfo& t, const std::string& name, int i, int n,
+                           const Pick& keep) const {
+        switch (ftype_) {
+            case FileType::q2_k: {
+                const std::uint32_t gqa = n_gqa(t);
+                return picked(gqa >= 4 ? GgmlType::q4_k : GgmlType::q3_k,
+                              name + (gqa >= 4 ? ": Q4_K" : ": Q3_K") + for_mix() + gqa_text(gqa));
+            }
+            case FileType::q2_k_s:
+            case FileType::iq3_xs:
+            case FileType::iq3_s:
+                return lift_with_gqa(t, name, GgmlType::q4_k).value_or(keep);
+            case FileType::iq3_xxs:
+                return iq3_xxs_attn_v_rule(t, name, keep);
+            case FileType::iq3_m:
+                return picked(GgmlType::q4_k, name + ": Q4_K" + for_mix());
+            case FileType::q3_k_m:
+                return i < 2 ? picked(GgmlType::q5_k,
+                                      name + ": Q5_K in the first two (" + where(i, n) + ")")
+                             : picked(GgmlType::q4_k, name + ": Q4_K for Q3_K_M");
+            case FileType::q3_k_l:
+                return picked(GgmlType::q5_k, name + ": Q5_K for Q3_K_L");
+            case FileType::iq4_nl:
+            case FileType::iq4_xs:
+                return lift_with_gqa(t, name, GgmlType::q5_k).value_or(keep);
+            case FileType::q4_k_m:
+            case FileType::q5_k_m:
+                if (use_more_bits(i, n))
+                    return picked(GgmlType::q6_k, name + ": more bits in " + where(i, n) +
+                                                      " (use_more_bits) -> Q6_K");
+                return keep;
+            case FileType::q4_k_s:
+                if (i < 4)
+                    return picked(GgmlType::q5_k,
+                                  name + ": Q5_K in the first four (" + where(i, n) + ")");
+                return keep;
+            default:
+                return keep;
+        }
+    }
+
+    // attn_v's type `to` when n_gqa >= 4 (several query heads share each of its rows, so its
+    // error counts several times); nullopt otherwise.
+    std::optional<Pick> lift_with_gqa(const ck::TensorInfo& t, const std::string& name,
+                                      GgmlType to) const {
+        const std::uint32_t gqa = n_gqa(t);
+        if (gqa < 4) return std::nullopt;
+        return picked(to, name + ": " + shown(id(to)) + for_mix() + gqa_text(gqa));
+    }
+
+    // IQ3_XXS's attn_v: Q4_K with grouped-query attention; otherwise IQ3_XXS needs an importance
+    // matrix to hold the values well, and IQ3_S stands in without one.
+    Pick iq3_xxs_attn_v_rule(const ck::TensorInfo& t, const std::string& name,
+                             const Pick& keep) const {
+        if (std::optional<Pick> lifted = lift_with_gqa(t, name, GgmlType::q4_k)) return *lifted;
+        if (settings_.has_imatrix)
+            return {keep.type, name + ": IQ3_XXS (mixture default, with an importance matrix)"};
+        return picked(GgmlType::iq3_s, name + ": IQ3_S for IQ3_XXS without an importance matrix");
+    }
+
+    // attn_q and attn_k in the two IQ3 mixtures that lower them.
+    Pick iq3_attn_q_k_rule(const std::string& name, const Pick& keep) const {
+        if (ftype_ == FileType::iq3_xs)
+            return picked(GgmlType::iq3_xxs, name + ": IQ3_XXS for IQ3_XS");
+        if (ftype_ == FileType::iq3_xxs)
+            return picked(GgmlType::iq2_s, name + ": IQ2_S for IQ3_XXS");
+        return keep;
+    }
+
     Pick ffn_down_rule(const std::string& name, int i, int n, const Pick& keep) const {
-        const auto set = [](GgmlType type, std::string rule) {
-            return Pick{id(type), std::move(rule)};
-        };
         const bool more = use_more_bits(i, n);
         switch (ftype_) {
             case FileType::q2_k:
-                return set(GgmlType::q3_k, name + ": Q3_K for Q2_K");
+                return picked(GgmlType::q3_k, name + ": Q3_K for Q2_K");
             case FileType::q3_k_m:
                 if (i < n / 16)
-                    return set(GgmlType::q5_k,
-                               name + ": Q5_K in the first sixteenth (" + where(i, n) + ")");
-                if (!falcon_) return set(GgmlType::q4_k, name + ": Q4_K for Q3_K_M");
-                return more ? set(GgmlType::q4_k, name + ": more bits in " + where(i, n) +
-                                                      " (use_more_bits) -> Q4_K")
-                            : set(GgmlType::q3_k, name + ": Q3_K (falcon)");
+                    return picked(GgmlType::q5_k,
+                                  name + ": Q5_K in the first sixteenth (" + where(i, n) + ")");
+                if (!falcon_) return picked(GgmlType::q4_k, name + ": Q4_K for Q3_K_M");
+                return more ? picked(GgmlType::q4_k, name + ": more bits in " + where(i, n) +
+                                                         " (use_more_bits) -> Q4_K")
+                            : picked(GgmlType::q3_k, name + ": Q3_K (falcon)");
             case FileType::q3_k_l:
-                return falcon_ ? set(GgmlType::q4_k, name + ": Q4_K for Q3_K_L (falcon)")
-                               : set(GgmlType::q5_k, name + ": Q5_K for Q3_K_L");
+                return falcon_ ? picked(GgmlType::q4_k, name + ": Q4_K for Q3_K_L (falcon)")
+                               : picked(GgmlType::q5_k, name + ": Q5_K for Q3_K_L");
             case FileType::q4_k_m:
                 if (falcon_) {
                     if (i < n / 16)
-                        return set(GgmlType::q6_k, name + ": Q6_K in the first sixteenth (" +
-                                                       where(i, n) + ", falcon)");
+                        return picked(GgmlType::q6_k, name + ": Q6_K in the first sixteenth (" +
+                                                          where(i, n) + ", falcon)");
                     if (more)
-                        return set(GgmlType::q5_k, name + ": more bits in " + where(i, n) +
-                                                       " (use_more_bits, falcon) -> Q5_K");
-                    return set(GgmlType::q4_k, name + ": Q4_K (falcon)");
+                        return picked(GgmlType::q5_k, name + ": more bits in " + where(i, n) +
+                                                          " (use_more_bits, falcon) -> Q5_K");
+                    return picked(GgmlType::q4_k, name + ": Q4_K (falcon)");
                 }
                 if (more)
-                    return set(GgmlType::q6_k,
-                               name + ": more bits in " + where(i, n) + " (use_more_bits) -> Q6_K");
-                return keep;
-            case FileType::iq4_nl:
-                if (i < n / 8)
-                    return set(GgmlType::q5_k,
-                               name + ": Q5_K in the first eighth (" + where(i, n) + ")");
+                    return picked(GgmlType::q6_k, name + ": more bits in " + where(i, n) +
+                                                      " (use_more_bits) -> Q6_K");
                 return keep;
             case FileType::q5_k_m:
                 if (more)
-                    return set(GgmlType::q6_k,
-                               name + ": more bits in " + where(i, n) + " (use_more_bits) -> Q6_K");
+                    return picked(GgmlType::q6_k, name + ": more bits in " + where(i, n) +
+                                                      " (use_more_bits) -> Q6_K");
                 return keep;
             case FileType::q4_k_s:
                 if (!falcon_ && i < n / 8)
-                    return set(GgmlType::q5_k,
-                               name + ": Q5_K in the first eighth (" + where(i, n) + ")");
+                    return picked(GgmlType::q5_k,
+                                  name + ": Q5_K in the first eighth (" + where(i, n) + ")");
+                return keep;
+            default:
+                return ffn_down_first_eighth_rule(name, i, n, keep);
+        }
+    }
+
+    // The mixtures that change only the first eighth of ffn_down (IQ3_M also its use_more_bits
+    // layers with 8 experts), several of them depending on the importance matrix.
+    Pick ffn_down_first_eighth_rule(const std::string& name, int i, int n, const Pick& keep) const {
+        const bool first = i < n / 8;
+        const std::string at = " (" + where(i, n) + ")";
+        switch (ftype_) {
+            case FileType::q2_k_s:
+                if (first) return picked(GgmlType::q4_k, name + ": Q4_K in the first eighth" + at);
+                return keep;
+            case FileType::iq3_xxs:
+                if (settings_.has_imatrix)
+                    return {keep.type,
+                            name + ": IQ3_XXS (mixture default, with an importance matrix)"};
+                return first ? picked(GgmlType::q4_k, name + ": Q4_K in the first eighth" + at +
+                                                          ", no importance matrix")
+                             : picked(GgmlType::q3_k,
+                                      name + ": Q3_K for IQ3_XXS without an importance matrix");
+            case FileType::iq3_m:
+                if (first) return picked(GgmlType::q4_k, name + ": Q4_K in the first eighth" + at);
+                if (n_expert_ == 8 && use_more_bits(i, n))
+                    return picked(GgmlType::q4_k, name + ": more bits in " + where(i, n) +
+                                                      " (use_more_bits, 8 experts) -> Q4_K");
+                return keep;
+            case FileType::iq4_nl:
+            case FileType::iq4_xs:
+                // With an importance matrix llama.cpp trusts the first layers to the default.
+                if (first && !settings_.has_imatrix)
+                    return picked(GgmlType::q5_k,
+                                  name + ": Q5_K in the first eighth (" + where(i, n) + ")");
+                return keep;
+            case FileType::q4_0:
+            case FileType::q5_0:
+                // Guards the first layers against outliers; without an importance matrix
+                // Q4_1/Q5_1 do worse there, and the output stays what it was before imatrices.
+                if (first && settings_.has_imatrix) {
+                    const GgmlType to = ftype_ == FileType::q4_0 ? GgmlType::q4_1 : GgmlType::q5_1;
+                    return picked(to, name + ": " + shown(id(to)) + " in the first eighth" + at +
+                                          " with an importance matrix");
+                }
                 return keep;
             default:
                 return keep;
@@ -561,34 +747,40 @@ class Planner {
     }
 
     Pick attn_output_rule(const std::string& name, const Pick& keep) const {
-        const auto set = [](GgmlType type, std::string rule) {
-            return Pick{id(type), std::move(rule)};
-        };
         if (falcon_) {
             if (ftype_ == FileType::q3_k_l)
-                return set(GgmlType::q4_k, name + ": Q4_K for Q3_K_L (falcon)");
+                return picked(GgmlType::q4_k, name + ": Q4_K for Q3_K_L (falcon)");
             return keep;
         }
         if (n_expert_ == 8) {
             switch (ftype_) {
                 case FileType::q2_k:
+                case FileType::iq3_xs:
+                case FileType::iq3_xxs:
                 case FileType::q3_k_s:
                 case FileType::q3_k_m:
                 case FileType::iq4_nl:
                 case FileType::q4_k_s:
                 case FileType::q4_k_m:
-                    return set(GgmlType::q5_k, name + ": Q5_K (8 experts)");
+                case FileType::iq3_s:
+                case FileType::iq3_m:
+                case FileType::iq4_xs:
+                    return picked(GgmlType::q5_k, name + ": Q5_K (8 experts)");
                 default:
                     return keep;
             }
         }
         switch (ftype_) {
             case FileType::q2_k:
-                return set(GgmlType::q3_k, name + ": Q3_K for Q2_K");
+                return picked(GgmlType::q3_k, name + ": Q3_K for Q2_K");
+            case FileType::iq3_xxs:
+                return picked(GgmlType::iq3_s, name + ": IQ3_S for IQ3_XXS");
             case FileType::q3_k_m:
-                return set(GgmlType::q4_k, name + ": Q4_K for Q3_K_M");
+                return picked(GgmlType::q4_k, name + ": Q4_K for Q3_K_M");
             case FileType::q3_k_l:
-                return set(GgmlType::q5_k, name + ": Q5_K for Q3_K_L");
+                return picked(GgmlType::q5_k, name + ": Q5_K for Q3_K_L");
+            case FileType::iq3_m:
+                return picked(GgmlType::q4_k, name + ": Q4_K for IQ3_M");
             default:
                 return keep;
         }
@@ -596,6 +788,7 @@ class Planner {
 
     const ck::ModelHeader& header_;
     const MixSettings& settings_;
+    std::vector<CompiledOverride> tensor_types_;
     std::uint32_t default_type_ = 0;
     FileType ftype_ = FileType::all_f32;
 
@@ -683,6 +876,25 @@ std::string fallback_reason(std::uint32_t type, std::int64_t row_length, std::ui
     if (smaller && *smaller != type && *smaller != to)
         why += " nor of " + std::to_string(block_size(*smaller)) + " (" + shown(*smaller) + ")";
     return why + " -> " + shown(to);
+}
+
+bool requires_imatrix(std::string_view tensor_name, std::uint32_t type, std::uint32_t file_type) {
+    const Category c = category_of(tensor_name);
+    if (c == Category::token_embd || c == Category::output) return false;
+    switch (static_cast<GgmlType>(type)) {
+        case GgmlType::iq3_xxs:
+        case GgmlType::iq2_xxs:
+        case GgmlType::iq2_xs:
+        case GgmlType::iq2_s:
+        case GgmlType::iq1_m:
+        case GgmlType::iq1_s:
+            return true;
+        case GgmlType::q2_k:
+            // K-quants do without one; Q2_K_S, which lifts fewer tensors than Q2_K, counts on one.
+            return file_type == static_cast<std::uint32_t>(FileType::q2_k_s);
+        default:
+            return false;
+    }
 }
 
 MixPlan plan_mixture(const ck::ModelHeader& header, const MixSettings& settings) {

@@ -1,11 +1,13 @@
-// llama-quantize's named mixtures ("Q4_K_M", "Q3_K_S", ...) as a pure function: which ggml type
+// llama-quantize's named mixtures ("Q4_K_M", "IQ2_XXS", ...) as a pure function: which ggml type
 // every tensor of a model gets, following llama.cpp's src/llama-quant.cpp
-// (llama_tensor_get_type and the checks around it in llama_model_quantize_impl), without an
-// importance matrix. Nothing here quantizes; the quantize plugin asks it for a plan.
+// (llama_tensor_get_type and the checks around it in llama_model_quantize_impl), with or without
+// an importance matrix, with --tensor-type patterns, and which tensors llama-quantize refuses to
+// make without an importance matrix. Nothing here quantizes; the quantize plugin asks it for a
+// plan.
 //
-// Checked tensor for tensor against llama-quantize's own outputs in
-// ../shared/testdata/quant/ (tests/transforms/test_quantize_mixture.cpp), and file for file on
-// today's architectures (experts, fused attn_qkv, tied embeddings, q/k norms:
+// Checked tensor for tensor against llama-quantize's own outputs in ../shared/testdata/quant/
+// and ../shared/testdata/imatrix/ (tests/transforms/test_quantize_mixture.cpp), and file for file
+// on today's architectures (experts, fused attn_qkv, tied embeddings, q/k norms:
 // tests/transforms/test_quantize_hf_arch.cpp).
 #pragma once
 
@@ -26,16 +28,27 @@ struct MixInfo {
     std::uint32_t file_type;     // llama_ftype, stored as general.file_type
 };
 
-// The mixtures supported here, case-insensitive: Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K_S Q3_K_M
-// Q3_K_L Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q6_K IQ4_NL TQ1_0 TQ2_0 F16 BF16 F32, and llama-quantize's
-// aliases Q3_K (= Q3_K_M), Q4_K (= Q4_K_M), Q5_K (= Q5_K_M), which return the full name.
-// nullopt for anything else (the IQ1/IQ2/IQ3 mixtures and Q2_K_S need an importance matrix).
+// llama-quantize's mixtures, case-insensitive: Q4_0 Q4_1 Q5_0 Q5_1 IQ2_XXS IQ2_XS IQ2_S IQ2_M
+// IQ1_S IQ1_M TQ1_0 TQ2_0 Q2_K Q2_K_S IQ3_XXS IQ3_S IQ3_M IQ3_XS Q3_K_S Q3_K_M Q3_K_L IQ4_NL
+// IQ4_XS Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q6_K Q8_0 F16 BF16 F32, and llama-quantize's aliases Q3_K
+// (= Q3_K_M), Q4_K (= Q4_K_M), Q5_K (= Q5_K_M), which return the full name. Some of them need an
+// importance matrix for some tensors (requires_imatrix; llama-quantize refuses IQ1_S, IQ1_M,
+// IQ2_XXS, IQ2_XS, IQ2_S, IQ2_M, IQ3_XXS, IQ3_XS and Q2_K_S without one on most models): that is
+// the caller's to decide. nullopt for anything else (Q1_0, Q2_0, MXFP4_MOE, COPY: not made here).
 std::optional<MixInfo> find_mix(std::string_view name);
 // The mixture llama-quantize knows by this file type number ("15": Q4_K_M), as its command line
 // takes it; nullopt for any other text.
 std::optional<MixInfo> find_mix_by_number(std::string_view number);
-// The supported names (no aliases), in llama-quantize's listing order.
+// The supported names (no aliases), in llama-quantize's listing order (QUANT_OPTIONS).
 std::vector<std::string> mix_names();
+
+// --tensor-type PATTERN=TYPE: the tensors whose name PATTERN finds (std::regex_search, ECMAScript)
+// get TYPE instead of the mixture's choice. llama-quantize lowers the pattern's case when it reads
+// its command line; it is used here as given.
+struct TensorTypeOverride {
+    std::string pattern;
+    std::uint32_t type;  // ggml type id
+};
 
 // llama-quantize's options that change the choice of types.
 struct MixSettings {
@@ -44,12 +57,21 @@ struct MixSettings {
     std::optional<std::uint32_t> embd_type;    // --token-embedding-type (ggml type id)
     bool pure = false;                         // --pure: every quantized tensor gets default_type
     bool leave_output = false;                 // --leave-output-tensor: output.weight copied
+    // --imatrix was given: IQ3_XXS keeps attn_v and ffn_down at IQ3_XXS, IQ4_NL/IQ4_XS keep
+    // ffn_down, Q4_0/Q5_0 give the first eighth's ffn_down Q4_1/Q5_1.
+    bool has_imatrix = false;
+    // --tensor-type, in the order given: the first pattern that finds the name wins. Only for
+    // quantized mixtures, after --output-tensor-type and --token-embedding-type.
+    std::vector<TensorTypeOverride> tensor_types;
 };
 
 struct TensorChoice {
     std::uint32_t type;  // ggml type id the tensor gets (its input type when it is not quantized)
     bool quantized;      // false: copied as it is (not quantizable, or already of that type)
     std::string rule;    // why, short and human
+    // requires_imatrix(name, type, file type) for a tensor llama-quantize may quantize (also when
+    // it already has that type: llama-quantize refuses before it looks); false for the copied.
+    bool requires_imatrix = false;
 };
 
 struct MixPlan {
@@ -77,10 +99,19 @@ std::uint32_t fallback_type_or_refuse(const ck::TensorInfo& t, std::uint32_t typ
 // `type` (to = fallback_type(type, row_length)).
 std::string fallback_reason(std::uint32_t type, std::int64_t row_length, std::uint32_t to);
 
+// llama.cpp's tensor_requires_imatrix: whether llama-quantize refuses to make tensor
+// `tensor_name` of ggml type `type` in a file of type `file_type` (a llama_ftype) without an
+// importance matrix: IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S and IQ3_XXS everywhere, Q2_K in a
+// Q2_K_S file; never token_embd.weight, per_layer_token_embd.weight or output.weight (read by row
+// lookup, or not calibrated by llama-imatrix by default).
+bool requires_imatrix(std::string_view tensor_name, std::uint32_t type, std::uint32_t file_type);
+
 // The type of every tensor of `header` under `settings`. Model facts come from the metadata:
 // general.architecture, <arch>.block_count, <arch>.attention.head_count(_kv), <arch>.expert_count.
 // Throws ck::Error naming the key or tensor when it cannot decide (a missing block count, a
-// row length no fallback type divides, a bad override type, ...).
+// row length no fallback type divides, a bad override type, ...); ck::usage_error naming the
+// pattern for a --tensor-type pattern that is no regular expression or whose type llama-quantize
+// cannot store.
 MixPlan plan_mixture(const ck::ModelHeader& header, const MixSettings& settings);
 
 }  // namespace ckplugin::quantize

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include <boost/algorithm/string/case_conv.hpp>
+#include <boost/algorithm/string/classification.hpp>
+#include <boost/algorithm/string/split.hpp>
 #include <nlohmann/json.hpp>
 
 #include "ck/error.hpp"
@@ -53,10 +55,39 @@ ck::kernels::QuantizeRowFn row_encoder(std::uint32_t type) {
 // A type named in an option (`output_type=q8_0`), or a usage error listing what is accepted.
 std::uint32_t target_type(const std::string& option, const std::string& name) {
     const ck::TypeInfo* info = ck::find_type(name);
-    if (!info || !row_encoder(info->id))
+    if (!info || (!row_encoder(info->id) && !ck::kernels::weighted_quantizer(info->id)))
         throw ck::usage_error("quantize: " + option + "=" + name +
                               ": no quantizer for that type (types: " + target_choices + ")");
     return info->id;
+}
+
+// A list option's items: llama-quantize takes its flag once per item; a stage option holds them
+// separated by spaces (the form of llama-quantize's --tensor-type-file).
+std::vector<std::string> items_of(const std::string& value) {
+    std::vector<std::string> items;
+    boost::algorithm::split(items, value, boost::algorithm::is_space(),
+                            boost::algorithm::token_compress_on);
+    std::erase(items, std::string());
+    return items;
+}
+
+// tensor_type="PATTERN=TYPE ...", as llama-quantize's --tensor-type: the pattern in lower case.
+std::vector<TensorTypeOverride> tensor_type_overrides(const std::string& value) {
+    std::vector<TensorTypeOverride> out;
+    for (const std::string& item : items_of(value)) {
+        const std::size_t equals = item.find('=');
+        if (equals == std::string::npos || equals == 0 || equals + 1 == item.size())
+            throw ck::usage_error("quantize: tensor_type: '" + item +
+                                  "' is not PATTERN=TYPE (e.g. attn_v=q8_0)");
+        out.push_back({boost::algorithm::to_lower_copy(item.substr(0, equals)),
+                       target_type("tensor_type", item.substr(equals + 1))});
+    }
+    return out;
+}
+
+// llama-quantize keeps at most 127 bytes of a string it records (a fixed char[128] override).
+std::string as_recorded(const std::string& text) {
+    return text.substr(0, 127);
 }
 
 }  // namespace
@@ -113,8 +144,10 @@ Quantize::Quantize(const ck::Options& options, ck::Context& context)
             settings_->output_type = target_type("output_type", t);
         if (const std::string t = options.get("embd_type"); !t.empty())
             settings_->embd_type = target_type("embd_type", t);
+        settings_->tensor_types = tensor_type_overrides(options.get("tensor_type"));
     } else {
-        for (const char* only_with_mix : {"output_type", "embd_type", "pure", "leave_output"})
+        for (const char* only_with_mix :
+             {"output_type", "embd_type", "pure", "leave_output", "tensor_type"})
             if (!options.get(only_with_mix).empty())
                 throw ck::usage_error(std::string("quantize: ") + only_with_mix +
                                       " works with mix=NAME only");
@@ -126,10 +159,41 @@ Quantize::Quantize(const ck::Options& options, ck::Context& context)
     if (order != "llama" && order != "input")
         throw ck::usage_error("quantize: order=" + order + ": expected llama or input");
     llama_order_ = order == "llama";
+    read_importance_options(options);
 }
 
-ck::ModelHeader Quantize::plan(const ck::ModelHeader& in) {
-    filter_.check_matches(in, "quantize");
+void Quantize::read_importance_options(const ck::Options& options) {
+    const std::vector<std::string> include = items_of(options.get("include_weights"));
+    const std::vector<std::string> exclude = items_of(options.get("exclude_weights"));
+    imatrix_argument_ = options.get("imatrix");
+    if (imatrix_argument_.empty() && (!include.empty() || !exclude.empty()))
+        throw ck::usage_error(
+            "quantize: include_weights and exclude_weights choose entries of "
+            "an importance matrix: give imatrix=FILE too");
+    if (!include.empty() && !exclude.empty())
+        throw ck::usage_error(
+            "quantize: include_weights and exclude_weights cannot be used "
+            "together (as in llama-quantize)");
+    if (const std::string prune = options.get("prune_layers"); !prune.empty())
+        prune_list_ = parse_prune_list(prune);
+    if (imatrix_argument_.empty()) return;
+    imatrix_ = ImportanceMatrix::load(imatrix_argument_);
+    imatrix_->filter(include, exclude);
+    // llama-quantize uses the matrix only when entries are left after the filters.
+    if (imatrix_->size() == 0) {
+        context_.warn(
+            "quantize: no importance matrix entry is left after include_weights / "
+            "exclude_weights: quantizing without one, as llama-quantize does");
+        imatrix_.reset();
+    }
+    if (imatrix_ && settings_) settings_->has_imatrix = true;
+}
+
+ck::ModelHeader Quantize::plan(const ck::ModelHeader& input) {
+    filter_.check_matches(input, "quantize");
+    pruned_.reset();
+    if (!prune_list_.empty()) pruned_ = prune_layers(input, prune_list_);
+    const ck::ModelHeader& in = pruned_ ? pruned_->header : input;
     ck::ModelHeader out = in;
     jobs_.assign(in.tensors.size(), std::nullopt);
     std::vector<std::string> rules(in.tensors.size());
@@ -137,9 +201,11 @@ ck::ModelHeader Quantize::plan(const ck::ModelHeader& in) {
     if (settings_) {
         const auto mix = ckplugin::quantize::plan_mixture(in, *settings_);
         file_type = mix.file_type;
-        for (std::size_t i = 0; i < in.tensors.size(); ++i) {
+        // In llama.cpp's loader order, so a refusal names the tensor llama-quantize names.
+        for (const std::size_t i : ck::llama::loader_order(in)) {
             rules[i] = mix.tensors[i].rule;
-            if (mix.tensors[i].quantized) plan_tensor(in, i, mix.tensors[i].type, rules[i]);
+            if (mix.tensors[i].quantized)
+                plan_tensor(in, i, mix.tensors[i].type, mix.tensors[i].requires_imatrix, rules[i]);
         }
     } else {
         for (std::size_t i = 0; i < in.tensors.size(); ++i) rules[i] = plan_one_type(in, i);
@@ -166,7 +232,32 @@ ck::ModelHeader Quantize::plan(const ck::ModelHeader& in) {
     report(in, out, rules, file_type);
     source_.clear();
     if (llama_order_) use_llama_layout(out, file_type);
+    add_run_keys(out);
     return out;
+}
+
+void Quantize::add_run_keys(ck::ModelHeader& out) const {
+    // gguf_set_val_* removes a key and appends it: each of these ends the metadata in turn.
+    const auto append = [&out](const std::string& key, ck::Value value) {
+        out.metadata.erase(key);
+        out.metadata.set(key, std::move(value));
+    };
+    if (imatrix_) {
+        append("quantize.imatrix.file", ck::Value::of_string(as_recorded(imatrix_argument_)));
+        if (!imatrix_->dataset().empty())
+            append("quantize.imatrix.dataset",
+                   ck::Value::of_string(as_recorded(imatrix_->dataset())));
+        append("quantize.imatrix.entries_count",
+               ck::Value::of_u32(static_cast<std::uint32_t>(imatrix_->size())));
+        if (imatrix_->chunk_count() > 0)
+            append("quantize.imatrix.chunks_count",
+                   ck::Value::of_u32(static_cast<std::uint32_t>(imatrix_->chunk_count())));
+    }
+    if (pruned_) {
+        const ck::Value* arch = out.metadata.find("general.architecture");
+        if (arch && arch->type() == ck::ValueType::string)
+            append(arch->str() + ".block_count", ck::Value::of_u32(pruned_->block_count));
+    }
 }
 
 // to=TYPE for tensor i: the tensors llama-quantize never quantizes are copied; a row that
@@ -184,16 +275,12 @@ std::string Quantize::plan_one_type(const ck::ModelHeader& in, std::size_t i) {
         context_.warn(ck::support::tensor_subject(t.name) + ": " + why +
                       ", as llama-quantize and convert_hf_to_gguf.py write it");
     }
-    plan_tensor(in, i, to, rule);
+    plan_tensor(in, i, to, requires_imatrix(t.name, to, 0), rule);
     return rule;
 }
 
 void Quantize::use_llama_layout(ck::ModelHeader& out, std::optional<std::uint32_t> file_type) {
-    source_.resize(out.tensors.size());
-    std::iota(source_.begin(), source_.end(), std::size_t{0});
-    std::stable_sort(source_.begin(), source_.end(), [&](std::size_t a, std::size_t b) {
-        return ck::llama::loader_order_less(out.tensors[a].name, out.tensors[b].name);
-    });
+    source_ = ck::llama::loader_order(out);
     std::vector<ck::TensorInfo> ordered;
     ordered.reserve(out.tensors.size());
     for (std::size_t i : source_) ordered.push_back(std::move(out.tensors[i]));
@@ -212,25 +299,25 @@ void Quantize::use_llama_layout(ck::ModelHeader& out, std::optional<std::uint32_
 
 ck::TensorView Quantize::apply(std::size_t index, const ck::Upstream& upstream) {
     const std::size_t from = source_of(index);
-    ck::TensorView in = upstream(from);
+    ck::TensorView in = upstream(input_of(from));
     const auto& job = jobs_.at(from);
-    return job ? quantize_rows(*job, in, job->rows) : in;
+    return job ? quantize_rows(*job, in, 0, job->rows) : in;
 }
 
 std::uint64_t Quantize::row_granule(std::size_t index, const ck::UpstreamGranule& upstream) const {
-    return upstream(source_of(index));
+    return upstream(input_of(source_of(index)));
 }
 
 ck::TensorView Quantize::apply_rows(std::size_t index, ck::RowRange rows,
                                     const ck::UpstreamRows& upstream) {
     const std::size_t from = source_of(index);
-    ck::TensorView in = upstream(from, rows);
+    ck::TensorView in = upstream(input_of(from), rows);
     const auto& job = jobs_.at(from);
-    return job ? quantize_rows(*job, in, rows.count) : in;
+    return job ? quantize_rows(*job, in, rows.first, rows.count) : in;
 }
 
 ck::TensorView Quantize::quantize_rows(const Job& job, const ck::TensorView& in,
-                                       std::uint64_t rows) {
+                                       std::uint64_t first_row, std::uint64_t rows) {
     // Every dequant variant is bit-exact, so the fastest widening gives ggml's values too
     // (for a quantized input: exactly what llama-quantize's dequantization gives).
     const auto widen = ck::kernels::plugin_dequant_table().fn[job.from];
@@ -251,7 +338,19 @@ ck::TensorView Quantize::quantize_rows(const Job& job, const ck::TensorView& in,
         std::vector<float> values((end - first) * job.row_length);
         for (std::size_t r = first; r < end; ++r)
             widen(src + r * in_row, values.data() + (r - first) * job.row_length, job.row_length);
-        job.quantize(values.data(), out.bytes.data() + first * out_row, values.size());
+        std::byte* const dst = out.bytes.data() + first * out_row;
+        if (!job.weighted) {
+            job.quantize(values.data(), dst, values.size());
+        } else {
+            // Row by row: each row takes its expert's importance weights (or none).
+            for (std::size_t r = first; r < end; ++r) {
+                const std::uint64_t expert = (first_row + r) / job.rows_per_expert;
+                const float* weights =
+                    job.importance ? job.importance->data() + expert * job.row_length : nullptr;
+                job.weighted(values.data() + (r - first) * job.row_length,
+                             dst + (r - first) * out_row, job.row_length, weights);
+            }
+        }
         // The rows read are not read again: their input pages leave the resident set (a
         // page shared with a neighbouring group is simply read again from the page cache),
         // so the input and the output of a large tensor are never resident together.
@@ -263,7 +362,7 @@ ck::TensorView Quantize::quantize_rows(const Job& job, const ck::TensorView& in,
 
 // Plans tensor i of `in` to become `to`, or leaves it (rule says why) when it cannot.
 void Quantize::plan_tensor(const ck::ModelHeader& in, std::size_t i, std::uint32_t to,
-                           std::string& rule) {
+                           bool requires_importance, std::string& rule) {
     const ck::TensorInfo& t = in.tensors[i];
     if (!filter_.selects(t.name)) {
         rule = "not selected by only/skip: copied";
@@ -305,13 +404,62 @@ void Quantize::plan_tensor(const ck::ModelHeader& in, std::size_t i, std::uint32
         rule += " (requantized from " + std::string(from->name) + ")";
     }
     const auto row_length = static_cast<std::uint64_t>(t.ne[0]);
-    const ck::kernels::QuantizeRowFn encode = row_encoder(to);
+    Job job{t.type, to, row_length, t.elements() / row_length, row_encoder(to)};
+    job.importance = importance_for(in, i, to, requires_importance, rule);
+    // The weighted quantizer with the tensor's weights, and for the types ggml has only a
+    // weighted quantizer for (the IQ grids, IQ4_XS) also without.
+    if (job.importance || !job.quantize) job.weighted = ck::kernels::best_weighted_quantizer(to);
+    job.rows_per_expert = t.ne.size() > 1 ? static_cast<std::uint64_t>(t.ne[1]) : 1;
     // A mixture or option naming a type without a row function is this plugin's bug:
     // say so rather than call through a null pointer.
-    if (!encode)
+    if (!job.quantize && !job.weighted)
         throw ck::tensor_error("quantize has no row function for " + std::string(ck::type_name(to)),
                                t.name, in.source);
-    jobs_[i] = Job{t.type, to, row_length, t.elements() / row_length, encode};
+    jobs_[i] = job;
+}
+
+const ImportanceMatrix::Entry* Quantize::importance_for(const ck::ModelHeader& in, std::size_t i,
+                                                        std::uint32_t to, bool required,
+                                                        std::string& rule) const {
+    const ck::TensorInfo& t = in.tensors[i];
+    const std::string type = boost::algorithm::to_upper_copy(std::string(ck::type_name(to)));
+    const ImportanceMatrix::Entry* entry = nullptr;
+    if (imatrix_) {
+        // After prune_layers the entry keeps the tensor's input name.
+        entry = imatrix_->find(pruned_ ? pruned_->old_name[i] : t.name);
+        const std::int64_t experts = t.ne.size() > 2 ? t.ne[2] : 1;
+        const std::int64_t size = t.ne[0] * experts;
+        const bool embedding =
+            t.name == "token_embd.weight" || t.name == "per_layer_token_embd.weight";
+        if (!entry) {
+            rule += "; no importance matrix entry";
+        } else if (static_cast<std::int64_t>(entry->size()) != size && !embedding) {
+            throw ck::tensor_error("imatrix size " + std::to_string(entry->size()) +
+                                       " is different from tensor size " + std::to_string(size) +
+                                       " (the importance matrix was made for another model)",
+                                   t.name, in.source);
+        } else if (static_cast<std::int64_t>(entry->size()) != size) {
+            rule += "; importance matrix entry of another size ignored, as llama-quantize does";
+            entry = nullptr;
+        } else if (!ck::kernels::weighted_quantizer(to)) {
+            rule += "; " + type + " takes no importance weights";
+            entry = nullptr;
+        } else {
+            rule += "; importance matrix weights";
+        }
+    }
+    if (!entry && (required || ck::kernels::quantizer_requires_weights(to)))
+        throw ck::tensor_error(
+            imatrix_ ? "has no importance matrix entry, and " + type +
+                           " is a very low-bit quantization that needs one: the result would be "
+                           "garbage (llama-quantize refuses it too). Give it another type "
+                           "(tensor_type=PATTERN=TYPE) or use an importance matrix that has it"
+                     : "would be " + type +
+                           ", which needs an importance matrix (as llama-quantize says: this "
+                           "quantization requires an importance matrix): give imatrix=FILE, made "
+                           "by llama-imatrix",
+            t.name, in.source);
+    return entry;
 }
 
 // The "quantize" report (each tensor's types, rule and sizes; bits per weight), and each

@@ -309,10 +309,15 @@ BOOST_AUTO_TEST_CASE(bad_settings_are_usage_errors) {
         std::string options, message;
     };
     for (const Bad& b :
-         {Bad{"mix=q4_k_x", "unknown mix 'q4_k_x'"}, Bad{"mix=q2_k_s", "unknown mix 'q2_k_s'"},
+         {Bad{"mix=q4_k_x", "unknown mix 'q4_k_x'"}, Bad{"mix=q1_0", "unknown mix 'q1_0'"},
           Bad{"to=q4_k,mix=q4_k_m", "not both"},
           Bad{"to=q8_0,pure=1", "pure works with mix=NAME only"},
-          Bad{"mix=q4_k_m,output_type=iq2_xxs", "output_type=iq2_xxs: no quantizer"},
+          Bad{"mix=q4_k_m,output_type=q8_k", "output_type=q8_k: no quantizer"},
+          Bad{"mix=q4_k_m,include_weights=blk", "give imatrix=FILE too"},
+          Bad{"mix=q4_k_m,prune_layers=1 x", "'x' is not a layer number"},
+          Bad{"mix=q4_k_m,tensor_type=attn_v", "is not PATTERN=TYPE"},
+          Bad{"mix=q4_k_m,tensor_type=attn_v=banana", "tensor_type=banana: no quantizer"},
+          Bad{"mix=q4_k_m,tensor_type=(=q8_0", "--tensor-type ("},
           Bad{"mix=q4_k_m,embd_type=banana", "embd_type=banana: no quantizer"}}) {
         auto r = cktest::run_ckhost({"--pipeline", "gguf:quantize[" + b.options + "]:gguf", "-i",
                                      input, "-o", (dir / "o.gguf").string()});

@@ -1,11 +1,15 @@
 // `ckhost quantize`: llama-quantize's command line, run as the pipeline
 // gguf:quantize[mix=TYPE,...]:gguf through convert's machinery.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <limits>
 #include <string>
 #include <vector>
+
+#include <boost/algorithm/string/join.hpp>
 
 #include "ck/error.hpp"
 #include "ck/parallel.hpp"
@@ -26,12 +30,16 @@ constexpr StageFlag quantize_flags[] = {
     {"token-embedding-type", "embd_type", "T", "token_embd.weight's type"},
     {"leave-output-tensor", "leave_output", nullptr, "copy output.weight as it is"},
     {"allow-requantize", "requantize", nullptr, "quantize tensors that are already quantized"},
+    {"imatrix", "imatrix", "FILE", "importance matrix from llama-imatrix (GGUF or .dat)"},
 };
 
-// The positional arguments beyond INPUT and OUTPUT, and the repeatable --override-kv.
+// The positional arguments beyond INPUT and OUTPUT, and the repeatable flags.
 struct QuantizeArgs {
     std::string type, thread_count;
     std::vector<std::string> overrides;
+    std::vector<std::string> include_weights, exclude_weights, tensor_types, tensor_type_files;
+    std::string prune_layers;
+    bool keep_split = false;
 };
 
 constexpr const char* quantize_usage =
@@ -42,10 +50,13 @@ constexpr const char* quantize_usage =
     "('ckhost help quantize' lists them), and each --override-kv KEY=TYPE:VALUE (TYPE int,\n"
     "float, bool or str; stored as u32, f32, bool or str, as llama-quantize stores them) two\n"
     "meta stages before the writer, so --dry-run, --force, --update and --json are convert's.\n"
-    "Not taken: --imatrix, --include-weights, --exclude-weights, --keep-split.\n\n"
+    "--include-weights, --exclude-weights and --tensor-type may be repeated, and\n"
+    "--tensor-type-file FILE holds PATTERN=TYPE items separated by spaces or lines.\n"
+    "Not taken: --keep-split (write one output and split it with 'ckhost split').\n\n"
     "examples:\n"
     "  ckhost quantize model-f16.gguf model-q4_k_m.gguf Q4_K_M\n"
     "  ckhost quantize --pure --output-tensor-type q8_0 model-f16.gguf out.gguf Q4_K_M 8\n"
+    "  ckhost quantize --imatrix model.imatrix.gguf model-f16.gguf model-iq2_xxs.gguf IQ2_XXS\n"
     "  ckhost quantize --override-kv general.name=str:Tiny model-f16.gguf out.gguf 15\n\n";
 
 // One --override-kv KEY=TYPE:VALUE as the meta `set` value llama-quantize's result equals:
@@ -125,9 +136,39 @@ void take_thread_count(const QuantizeArgs& q, Common& c) {
     c.threads = *n;
 }
 
+// The repeatable flags as stage options: each a list of items separated by spaces.
+std::string list_options(const QuantizeArgs& q) {
+    std::vector<std::string> tensor_types = q.tensor_types;
+    for (const std::string& file : q.tensor_type_files) {
+        std::ifstream in(file);
+        if (!in) throw ck::file_error("cannot read the --tensor-type-file", file);
+        for (std::string item; in >> item;) tensor_types.push_back(item);
+    }
+    std::string options;
+    const auto add = [&options](const char* option, const std::vector<std::string>& items) {
+        if (items.empty()) return;
+        options +=
+            std::string(",") + option + "=" + stage_value(boost::algorithm::join(items, " "));
+    };
+    add("include_weights", q.include_weights);
+    add("exclude_weights", q.exclude_weights);
+    add("tensor_type", tensor_types);
+    if (!q.prune_layers.empty()) {
+        std::string layers = q.prune_layers;
+        std::replace(layers.begin(), layers.end(), ',', ' ');
+        options += ",prune_layers=" + stage_value(layers);
+    }
+    return options;
+}
+
 std::string quantize_pipeline(const QuantizeArgs& q, const StageFlagValues& flags) {
+    if (q.keep_split)
+        throw ck::usage_error(
+            "--keep-split is not taken yet: quantize to one file, then 'ckhost split' it (the "
+            "shards then follow a size or tensor count, not the input's)");
     std::string options = "mix=" + stage_value(q.type);
     if (const std::string more = flags.stage_options(); !more.empty()) options += "," + more;
+    options += list_options(q);
     return "gguf:quantize[" + options + "]" + override_stages(q.overrides) + ":gguf";
 }
 
@@ -144,6 +185,21 @@ int quantize(const Args& args, OptionList* options_out) {
                     po::value(&q.overrides)->composing()->value_name("KEY=TYPE:VALUE"),
                     "give a metadata key a value: TYPE int (stored u32), float (f32), bool or str; "
                     "repeatable (two meta stages each)");
+    d.add_options()("include-weights",
+                    po::value(&q.include_weights)->composing()->value_name("TEXT"),
+                    "use only importance matrix entries whose name contains TEXT; repeatable "
+                    "(include_weights)")(
+        "exclude-weights", po::value(&q.exclude_weights)->composing()->value_name("TEXT"),
+        "drop importance matrix entries whose name contains TEXT; repeatable (exclude_weights)")(
+        "tensor-type", po::value(&q.tensor_types)->composing()->value_name("PATTERN=TYPE"),
+        "TYPE for tensors whose name the regex PATTERN matches, first match wins; repeatable "
+        "(tensor_type)")("tensor-type-file",
+                         po::value(&q.tensor_type_files)->composing()->value_name("FILE"),
+                         "PATTERN=TYPE items separated by spaces or lines (tensor_type)")(
+        "prune-layers", po::value(&q.prune_layers)->value_name("L0,L1,..."),
+        "leave these layers out and renumber the rest (prune_layers)")(
+        "keep-split", po::bool_switch(&q.keep_split),
+        "llama-quantize's one output shard per input shard: refused, not taken yet");
     add_run_options(d, a);
     const std::vector<Argument> arguments = {{"INPUT", &a.input},
                                              {"OUTPUT", &a.output},

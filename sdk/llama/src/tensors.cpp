@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <numeric>
 
 namespace ck::llama {
 
@@ -33,6 +34,15 @@ bool loader_order_less(std::string_view a, std::string_view b) {
     const int la = layer_of(a).value_or(-1), lb = layer_of(b).value_or(-1);
     if (la != lb) return la < lb;
     return a < b;
+}
+
+std::vector<std::size_t> loader_order(const ModelHeader& header) {
+    std::vector<std::size_t> order(header.tensors.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return loader_order_less(header.tensors[a].name, header.tensors[b].name);
+    });
+    return order;
 }
 
 ConverterF32 converter_keeps_f32(std::string_view name, std::size_t dimensions) {

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "ck/model.hpp"
 
@@ -19,6 +20,8 @@ std::optional<int> layer_of(std::string_view name);
 // layer, by name within each. llama-quantize visits (and writes) tensors in this order, and
 // the loader's guess of the file type breaks ties by it.
 bool loader_order_less(std::string_view a, std::string_view b);
+// The indices of `header`'s tensors in that order (a stable sort: equal names keep theirs).
+std::vector<std::size_t> loader_order(const ModelHeader& header);
 
 // Whether, and why, llama.cpp's convert_hf_to_gguf.py writes a tensor as F32 whatever its
 // outtype (prepare_tensors): every 1-D tensor (norms, biases), and by name the norms and the
