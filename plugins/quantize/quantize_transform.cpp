@@ -156,9 +156,12 @@ Quantize::Quantize(const ck::Options& options, ck::Context& context)
     // llama-quantize's file by default with a mixture; with one type the input's order, which
     // is what convert_hf_to_gguf.py writes for --outtype q8_0.
     const std::string order = options.get("order", settings_ ? "llama" : "input");
-    if (order != "llama" && order != "input")
-        throw ck::usage_error("quantize: order=" + order + ": expected llama or input");
+    if (order != "llama" && order != "input" && order != "keep_split")
+        throw ck::usage_error("quantize: order=" + order + ": expected llama, input or keep_split");
     llama_order_ = order == "llama";
+    llama_keys_ = order != "input";
+    // llama-quantize --keep-split chooses the types in the order it writes the tensors.
+    if (settings_) settings_->input_order = order == "keep_split";
     read_importance_options(options);
 }
 
@@ -201,8 +204,11 @@ ck::ModelHeader Quantize::plan(const ck::ModelHeader& input) {
     if (settings_) {
         const auto mix = ckplugin::quantize::plan_mixture(in, *settings_);
         file_type = mix.file_type;
-        // In llama.cpp's loader order, so a refusal names the tensor llama-quantize names.
-        for (const std::size_t i : ck::llama::loader_order(in)) {
+        // In the order llama-quantize goes through them, so a refusal names the tensor it names.
+        std::vector<std::size_t> order(in.tensors.size());
+        std::iota(order.begin(), order.end(), std::size_t{0});
+        if (!settings_->input_order) order = ck::llama::loader_order(in);
+        for (const std::size_t i : order) {
             rules[i] = mix.tensors[i].rule;
             if (mix.tensors[i].quantized)
                 plan_tensor(in, i, mix.tensors[i].type, mix.tensors[i].requires_imatrix, rules[i]);
@@ -231,7 +237,7 @@ ck::ModelHeader Quantize::plan(const ck::ModelHeader& input) {
     }
     report(in, out, rules, file_type);
     source_.clear();
-    if (llama_order_) use_llama_layout(out, file_type);
+    if (llama_keys_) use_llama_layout(out, file_type);
     add_run_keys(out);
     return out;
 }
@@ -280,11 +286,13 @@ std::string Quantize::plan_one_type(const ck::ModelHeader& in, std::size_t i) {
 }
 
 void Quantize::use_llama_layout(ck::ModelHeader& out, std::optional<std::uint32_t> file_type) {
-    source_ = ck::llama::loader_order(out);
-    std::vector<ck::TensorInfo> ordered;
-    ordered.reserve(out.tensors.size());
-    for (std::size_t i : source_) ordered.push_back(std::move(out.tensors[i]));
-    out.tensors = std::move(ordered);
+    if (llama_order_) {
+        source_ = ck::llama::loader_order(out);
+        std::vector<ck::TensorInfo> ordered;
+        ordered.reserve(out.tensors.size());
+        for (std::size_t i : source_) ordered.push_back(std::move(out.tensors[i]));
+        out.tensors = std::move(ordered);
+    }
     // gguf_set_val_* removes a key and appends it: these two end the metadata, in this order.
     const std::string version_key(ck::llama::quantization_version_key);
     const std::string type_key(ck::llama::file_type_key);
@@ -342,14 +350,20 @@ ck::TensorView Quantize::quantize_rows(const Job& job, const ck::TensorView& in,
         if (!job.weighted) {
             job.quantize(values.data(), dst, values.size());
         } else {
-            // Row by row: each row takes its expert's importance weights (or none).
-            for (std::size_t r = first; r < end; ++r) {
-                const std::uint64_t expert = (first_row + r) / job.rows_per_expert;
-                const float* weights =
-                    job.importance ? job.importance->data() + expert * job.row_length : nullptr;
-                job.weighted(values.data() + (r - first) * job.row_length,
-                             dst + (r - first) * out_row, job.row_length, weights);
+            // One call for the whole group, as for the unweighted quantizers (the SIMD
+            // variants need many blocks per call): every block is quantized on its own, so
+            // each row's weights, its expert's, are laid out beside it.
+            std::vector<float> weights;
+            if (job.importance) {
+                weights.resize(values.size());
+                for (std::size_t r = first; r < end; ++r) {
+                    const std::uint64_t expert = (first_row + r) / job.rows_per_expert;
+                    std::copy_n(job.importance->data() + expert * job.row_length, job.row_length,
+                                weights.data() + (r - first) * job.row_length);
+                }
             }
+            job.weighted(values.data(), dst, values.size(),
+                         job.importance ? weights.data() : nullptr);
         }
         // The rows read are not read again: their input pages leave the resident set (a
         // page shared with a neighbouring group is simply read again from the page cache),
