@@ -10,10 +10,8 @@
 #include <vector>
 
 #include "block_scales.hpp"
-#include "ck/context.hpp"
 #include "ck/kernels/dequant.hpp"
-#include "gguf_reader.hpp"
-#include "test_support.hpp"
+#include "kernel_test_support.hpp"
 
 // This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
 namespace unity_test_dequant_variants {
@@ -22,14 +20,7 @@ namespace {
 
 using ck::GgmlType;
 using ck::Isa;
-
-std::vector<Isa> supported_simd() {
-    std::vector<Isa> out;
-    const Isa best = ck::best_supported_isa(ck::cpu_features());
-    if (best >= Isa::avx2) out.push_back(Isa::avx2);
-    if (best >= Isa::avx512) out.push_back(Isa::avx512);
-    return out;
-}
+using namespace cktest::kernels;
 
 // Compares variant against scalar on `blocks`; reports the first differing element.
 void check_same(Isa isa, std::uint32_t type, const std::vector<std::byte>& blocks,
@@ -69,18 +60,13 @@ BOOST_AUTO_TEST_CASE(variants_cover_the_hot_types) {
 }
 
 BOOST_AUTO_TEST_CASE(same_as_scalar_on_ggml_test_data) {
-    if (supported_simd().empty()) {
-        BOOST_TEST_MESSAGE("this CPU has no AVX2: only the scalar kernels run here");
-        return;
-    }
-    ck::RecordingContext context;
-    ckplugin::gguf::GgufReader reader(context);
-    const ck::ModelHeader header = reader.open(cktest::test_data() / "types" / "types.gguf");
+    if (no_simd("kernels")) return;
+    TestGguf types(types_gguf());
     for (Isa isa : supported_simd()) {
-        for (std::size_t i = 0; i < header.tensors.size(); ++i) {
-            const auto& t = header.tensors[i];
+        for (std::size_t i = 0; i < types.header.tensors.size(); ++i) {
+            const auto& t = types.header.tensors[i];
             if (!ck::kernels::has_own_kernel(isa, t.type)) continue;
-            auto bytes = reader.tensor(i).bytes();
+            auto bytes = types.reader.tensor(i).bytes();
             check_same(isa, t.type, std::vector<std::byte>(bytes.begin(), bytes.end()), t.name);
         }
     }
@@ -129,8 +115,7 @@ BOOST_AUTO_TEST_CASE(the_list_of_own_kernels_matches_each_table) {
 
 BOOST_AUTO_TEST_CASE(selection_honours_the_limit) {
     BOOST_TEST((ck::kernels::select_dequant_table(Isa::scalar).isa == Isa::scalar));
-    const Isa best = ck::best_supported_isa(ck::cpu_features());
-    BOOST_TEST((ck::kernels::select_dequant_table(Isa::avx512).isa == best));
+    BOOST_TEST((ck::kernels::select_dequant_table(Isa::avx512).isa == best_isa()));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -22,11 +22,10 @@
 #include <string>
 #include <vector>
 
-#include "ck/context.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/dequant.hpp"
 #include "ck/kernels/quantize.hpp"
-#include "gguf_reader.hpp"
+#include "kernel_test_support.hpp"
 #include "test_support.hpp"
 
 // This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
@@ -36,6 +35,7 @@ namespace {
 
 using ck::GgmlType;
 using ck::Isa;
+using namespace cktest::kernels;
 
 struct Field {
     const char* name;
@@ -78,22 +78,8 @@ const std::vector<KType>& simd_types() {
     return all;
 }
 
-std::uint32_t id(GgmlType t) {
-    return static_cast<std::uint32_t>(t);
-}
-
-std::vector<Isa> supported_simd() {
-    std::vector<Isa> out;
-    const Isa best = ck::best_supported_isa(ck::cpu_features());
-    if (best >= Isa::avx2) out.push_back(Isa::avx2);
-    if (best >= Isa::avx512) out.push_back(Isa::avx512);
-    return out;
-}
-
 bool no_simd() {
-    if (!supported_simd().empty()) return false;
-    BOOST_TEST_MESSAGE("this CPU has no AVX2: only the scalar quantizers run here");
-    return true;
+    return cktest::kernels::no_simd("quantizers");
 }
 
 std::string field_at(const KType& k, std::size_t offset) {
@@ -103,26 +89,17 @@ std::string field_at(const KType& k, std::size_t offset) {
     return "?";
 }
 
-// Empty when equal; otherwise the first (up to 3) differing blocks with their first byte.
+// Empty when equal; otherwise the first (up to 3) differing blocks with their first byte, its
+// field and both values in hex.
 std::string diff(const KType& k, const std::vector<std::byte>& got, const std::byte* want) {
-    if (std::memcmp(got.data(), want, got.size()) == 0) return {};
-    const std::size_t blocks = got.size() / k.block_bytes;
-    std::ostringstream s;
-    std::size_t bad = 0;
-    for (std::size_t b = 0; b < blocks; ++b) {
-        const std::byte* g = got.data() + b * k.block_bytes;
-        const std::byte* w = want + b * k.block_bytes;
-        if (std::memcmp(g, w, k.block_bytes) == 0) continue;
-        if (++bad > 3) continue;
-        std::size_t i = 0;
-        while (g[i] == w[i]) ++i;
-        s << (bad > 1 ? "; " : "") << "block " << b << " byte " << i << " (" << field_at(k, i)
-          << "): got 0x" << std::hex << std::setw(2) << std::setfill('0')
-          << static_cast<unsigned>(g[i]) << ", want 0x" << std::setw(2)
-          << static_cast<unsigned>(w[i]) << std::dec << std::setfill(' ');
-    }
-    s << " (" << bad << " of " << blocks << " blocks differ)";
-    return s.str();
+    const auto field_and_values = [&k](std::size_t offset, std::byte g, std::byte w) {
+        std::ostringstream s;
+        s << " (" << field_at(k, offset) << "): got 0x" << std::hex << std::setw(2)
+          << std::setfill('0') << static_cast<unsigned>(g) << ", want 0x" << std::setw(2)
+          << static_cast<unsigned>(w);
+        return s.str();
+    };
+    return block_diff(got.data(), want, got.size(), k.block_bytes, field_and_values);
 }
 
 // Quantizes x (a whole number of blocks) with the variant and with the scalar reference and
@@ -203,14 +180,9 @@ void fill_block(int kind, std::mt19937_64& random, float* x) {
             x[random() % 256] = specials[random() % 4];
             break;
         }
-        default: {  // per sub-block mixture of the above
-            for (int j = 0; j < 16; ++j) {
-                float sub[256];
-                fill_block(static_cast<int>(random() % 8), random, sub);
-                std::memcpy(x + 16 * j, sub + 16 * j, 16 * sizeof(float));
-            }
+        default:  // per sub-block mixture of the above
+            mix_sub_blocks(fill_block, random, x);
             break;
-        }
     }
 }
 
@@ -259,9 +231,7 @@ BOOST_AUTO_TEST_CASE(dispatch) {
 BOOST_AUTO_TEST_CASE(same_as_scalar_on_the_types_data) {
     if (no_simd()) return;
     const auto dir = cktest::test_data() / "types";
-    ck::RecordingContext context;
-    ckplugin::gguf::GgufReader reader(context);
-    const ck::ModelHeader header = reader.open(dir / "types.gguf");
+    TestGguf types(dir / "types.gguf");
     std::size_t inputs = 0;
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
         const std::string file = entry.path().filename().string();
@@ -276,13 +246,10 @@ BOOST_AUTO_TEST_CASE(same_as_scalar_on_the_types_data) {
     BOOST_TEST(inputs >= 10u);
 
     for (const KType& k : simd_types()) {
-        std::size_t index = header.tensors.size();
-        for (std::size_t i = 0; i < header.tensors.size(); ++i)
-            if (header.tensors[i].name == k.name) index = i;
-        BOOST_TEST_REQUIRE(index < header.tensors.size());
+        ck::TensorView view;
+        BOOST_TEST_REQUIRE(types.find(k.name, view));
         const std::vector<float> x =
             floats_of(cktest::read_file(dir / (std::string(k.name) + ".src.f32")));
-        const ck::TensorView view = reader.tensor(index);
         std::vector<std::byte> got(x.size() / k.block_values * k.block_bytes);
         BOOST_TEST_REQUIRE(view.size() == got.size());
         for (Isa isa : supported_simd()) {
@@ -415,16 +382,14 @@ BOOST_AUTO_TEST_CASE(iq4_nl_edge_cases) {
 BOOST_AUTO_TEST_CASE(same_as_scalar_on_real_weights,
                      *boost::unit_test::precondition(cktest::SharedDataPresent())) {
     if (no_simd()) return;
-    ck::RecordingContext context;
-    ckplugin::gguf::GgufReader reader(context);
-    const ck::ModelHeader header = reader.open(*cktest::shared_data() / "micro-llama-f16.gguf");
+    TestGguf micro(*cktest::shared_data() / "micro-llama-f16.gguf");
     const auto& widen = ck::kernels::scalar_dequant_table();
     std::size_t tensors = 0;
-    for (std::size_t i = 0; i < header.tensors.size(); ++i) {
-        const ck::TensorInfo& info = header.tensors[i];
+    for (std::size_t i = 0; i < micro.header.tensors.size(); ++i) {
+        const ck::TensorInfo& info = micro.header.tensors[i];
         if (info.elements() % 256 != 0 || !widen.fn[info.type]) continue;
         std::vector<float> x(info.elements());
-        widen.fn[info.type](reader.tensor(i).data(), x.data(), x.size());
+        widen.fn[info.type](micro.reader.tensor(i).data(), x.data(), x.size());
         ++tensors;
         for (const KType& k : simd_types())
             for (Isa isa : supported_simd()) check_same(isa, k, x.data(), x.size(), info.name);

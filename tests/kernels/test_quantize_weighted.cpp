@@ -16,48 +16,27 @@
 #include <string>
 #include <vector>
 
-#include "ck/context.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/quantize_weighted.hpp"
-#include "gguf_reader.hpp"
-#include "test_support.hpp"
+#include "kernel_test_support.hpp"
 
 // This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
 namespace unity_test_quantize_weighted {
 
 namespace {
 
-struct References {
-    ck::RecordingContext context;
-    ckplugin::gguf::GgufReader reader{context};
-    ck::ModelHeader header = reader.open(cktest::test_data() / "weighted" / "weighted.gguf");
+using namespace cktest::kernels;
 
-    std::size_t index_of(const std::string& name) const {
-        for (std::size_t i = 0; i < header.tensors.size(); ++i)
-            if (header.tensors[i].name == name) return i;
-        return header.tensors.size();
-    }
-    std::vector<float> floats(const std::string& name) {
-        const std::size_t i = index_of(name);
-        BOOST_TEST_REQUIRE(i < header.tensors.size(), "weighted.gguf has no " << name);
-        const ck::TensorView view = reader.tensor(i);
-        std::vector<float> out(view.size() / sizeof(float));
-        std::memcpy(out.data(), view.data(), view.size());
-        return out;
-    }
-};
-
-References& references() {
-    static References refs;
+TestGguf& references() {
+    static TestGguf refs(weighted_gguf());
     return refs;
 }
 
 // Compares every row of `<type>.<variant>` with what `fn` writes; returns the rows that differ.
 std::vector<std::size_t> differing_rows(const ck::TypeInfo& type, const std::string& variant,
                                         ck::kernels::WeightedQuantizeRowFn fn, bool weighted) {
-    References& refs = references();
-    const std::vector<float> src = refs.floats("src");
-    const std::vector<float> weights = refs.floats("weights");
+    TestGguf& refs = references();
+    const ValuesAndWeights inputs = weighted_rows(refs);
     const std::size_t index = refs.index_of(std::string(type.name) + "." + variant);
     BOOST_TEST_REQUIRE(index < refs.header.tensors.size());
     const ck::TensorInfo& info = refs.header.tensors[index];
@@ -69,7 +48,8 @@ std::vector<std::size_t> differing_rows(const ck::TypeInfo& type, const std::str
     std::vector<std::size_t> bad;
     std::vector<std::byte> got(row_bytes + 64, std::byte{0xa5});
     for (std::size_t r = 0; r < rows; ++r) {
-        fn(src.data() + r * cols, got.data(), cols, weighted ? weights.data() + r * cols : nullptr);
+        fn(inputs.x.data() + r * cols, got.data(), cols,
+           weighted ? inputs.w.data() + r * cols : nullptr);
         const bool guard = std::all_of(got.begin() + static_cast<std::ptrdiff_t>(row_bytes),
                                        got.end(), [](std::byte b) { return b == std::byte{0xa5}; });
         BOOST_TEST(guard, type.name << " row " << r << " wrote past its blocks");

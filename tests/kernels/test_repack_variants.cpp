@@ -11,10 +11,9 @@
 #include <vector>
 
 #include "block_scales.hpp"
-#include "ck/context.hpp"
 #include "ck/kernels/float_convert.hpp"
 #include "ck/kernels/repack.hpp"
-#include "gguf_reader.hpp"
+#include "kernel_test_support.hpp"
 #include "test_support.hpp"
 
 // This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
@@ -25,14 +24,7 @@ namespace {
 using ck::GgmlType;
 using ck::Isa;
 using ck::kernels::RepackTarget;
-
-std::vector<Isa> supported_simd() {
-    std::vector<Isa> out;
-    const Isa best = ck::best_supported_isa(ck::cpu_features());
-    if (best >= Isa::avx2) out.push_back(Isa::avx2);
-    if (best >= Isa::avx512) out.push_back(Isa::avx512);
-    return out;
-}
+using namespace cktest::kernels;
 
 struct Path {
     GgmlType from;
@@ -47,10 +39,6 @@ const Path paths[] = {
     {GgmlType::f32, RepackTarget::nf4},   {GgmlType::f16, RepackTarget::nf4},
     {GgmlType::bf16, RepackTarget::nf4},
 };
-
-std::uint32_t id(GgmlType t) {
-    return static_cast<std::uint32_t>(t);
-}
 
 const char* target_name(RepackTarget t) {
     return t == RepackTarget::int8 ? "int8" : "nf4";
@@ -154,7 +142,7 @@ BOOST_AUTO_TEST_SUITE(repack_variants)
 
 BOOST_AUTO_TEST_CASE(every_variant_has_every_path) {
     for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512}) {
-        if (isa > ck::best_supported_isa(ck::cpu_features())) continue;
+        if (isa > best_isa()) continue;
         const auto& table = ck::kernels::repack_table(isa);
         BOOST_TEST((table.isa == isa));
         for (Path p : paths)
@@ -169,24 +157,19 @@ BOOST_AUTO_TEST_CASE(every_variant_has_every_path) {
 }
 
 BOOST_AUTO_TEST_CASE(same_as_scalar_on_ggml_test_data) {
-    if (supported_simd().empty()) {
-        BOOST_TEST_MESSAGE("this CPU has no AVX2: only the scalar kernels run here");
-        return;
-    }
-    ck::RecordingContext context;
-    ckplugin::gguf::GgufReader reader(context);
-    const ck::ModelHeader header = reader.open(cktest::test_data() / "types" / "types.gguf");
+    if (no_simd("kernels")) return;
+    TestGguf types(types_gguf());
     std::size_t compared = 0;
     for (Isa isa : supported_simd())
-        for (std::size_t i = 0; i < header.tensors.size(); ++i)
+        for (std::size_t i = 0; i < types.header.tensors.size(); ++i)
             for (Path p : paths) {
-                const auto& t = header.tensors[i];
+                const auto& t = types.header.tensors[i];
                 if (t.type != id(p.from)) continue;
                 const std::size_t n = t.elements() / ck::kernels::block_elements(p.to) *
                                       ck::kernels::block_elements(p.to) / 256 *
                                       256;  // whole blocks of both
                 if (n == 0) continue;
-                auto bytes = reader.tensor(i).bytes();
+                auto bytes = types.reader.tensor(i).bytes();
                 check_same(isa, p, std::vector<std::byte>(bytes.begin(), bytes.end()), n, t.name);
                 ++compared;
             }
@@ -249,8 +232,7 @@ BOOST_AUTO_TEST_CASE(same_as_scalar_at_code_boundaries) {
 
 BOOST_AUTO_TEST_CASE(selection_honours_the_limit) {
     BOOST_TEST((ck::kernels::select_repack_table(Isa::scalar).isa == Isa::scalar));
-    const Isa best = ck::best_supported_isa(ck::cpu_features());
-    BOOST_TEST((ck::kernels::select_repack_table(Isa::avx512).isa == best));
+    BOOST_TEST((ck::kernels::select_repack_table(Isa::avx512).isa == best_isa()));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -18,19 +18,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "ck/context.hpp"
 #include "ck/cpu.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/quantize_weighted.hpp"
-#include "gguf_reader.hpp"
-#include "test_support.hpp"
+#include "kernel_test_support.hpp"
 
 // This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
 namespace unity_test_weighted_grid_variants {
@@ -39,85 +35,32 @@ namespace {
 
 using ck::GgmlType;
 using ck::Isa;
+using namespace cktest::kernels;
 
-struct GridType {
-    const char* name;  // as in weighted.gguf
-    GgmlType type;
-    std::size_t block_bytes;  // per 256 values
-};
-
-constexpr GridType grid_types[] = {
+// Blocks of 256 values.
+constexpr WeightedType grid_types[] = {
     {"iq1_s", GgmlType::iq1_s, 50},     {"iq1_m", GgmlType::iq1_m, 56},
     {"iq2_xxs", GgmlType::iq2_xxs, 66}, {"iq2_xs", GgmlType::iq2_xs, 74},
     {"iq2_s", GgmlType::iq2_s, 82},     {"iq3_xxs", GgmlType::iq3_xxs, 98},
     {"iq3_s", GgmlType::iq3_s, 110},
 };
 
-std::uint32_t id(GgmlType t) {
-    return static_cast<std::uint32_t>(t);
-}
-
-std::vector<Isa> supported_simd() {
-    std::vector<Isa> out;
-    const Isa best = ck::best_supported_isa(ck::cpu_features());
-    if (best >= Isa::avx2) out.push_back(Isa::avx2);
-    if (best >= Isa::avx512) out.push_back(Isa::avx512);
-    return out;
-}
-
 bool no_simd() {
-    if (!supported_simd().empty()) return false;
-    BOOST_TEST_MESSAGE("this CPU has no AVX2: only the scalar grid quantizers run here");
-    return true;
-}
-
-// Empty when equal; otherwise the first (up to 3) differing blocks with their first byte.
-std::string diff(const GridType& k, const std::byte* got, const std::byte* want,
-                 std::size_t bytes) {
-    if (std::memcmp(got, want, bytes) == 0) return {};
-    std::ostringstream s;
-    std::size_t bad = 0;
-    for (std::size_t b = 0; b < bytes / k.block_bytes; ++b) {
-        const std::byte* g = got + b * k.block_bytes;
-        const std::byte* w = want + b * k.block_bytes;
-        if (std::memcmp(g, w, k.block_bytes) == 0) continue;
-        if (++bad > 3) continue;
-        std::size_t i = 0;
-        while (g[i] == w[i]) ++i;
-        s << (bad > 1 ? "; " : "") << "block " << b << " byte " << i << ": got "
-          << static_cast<unsigned>(g[i]) << ", want " << static_cast<unsigned>(w[i]);
-    }
-    s << " (" << bad << " of " << bytes / k.block_bytes << " blocks differ)";
-    return s.str();
+    return cktest::kernels::no_simd("grid quantizers");
 }
 
 // Quantizes a row of n values (weights w, or nullptr) with the scalar quantizer and with
 // every variant, and compares the bytes; a variant must not write past the row's blocks.
-void check_row(const GridType& k, const float* x, const float* w, std::size_t n,
+void check_row(const WeightedType& k, const float* x, const float* w, std::size_t n,
                const std::string& what) {
-    const std::size_t bytes = n / 256 * k.block_bytes;
-    std::vector<std::byte> want(bytes);
-    ck::kernels::weighted_quantizer(id(k.type))(x, want.data(), n, w);
-    for (Isa isa : supported_simd()) {
-        std::vector<std::byte> got(bytes + 64, std::byte{0xA5});
-        ck::kernels::weighted_quantizer(isa, id(k.type))(x, got.data(), n, w);
-        std::string problem = diff(k, got.data(), want.data(), bytes);
-        for (std::size_t i = bytes; i < got.size(); ++i)
-            if (got[i] != std::byte{0xA5}) problem += " wrote past the row";
-        BOOST_TEST(problem.empty(), k.name << " " << ck::isa_name(isa)
-                                           << (w ? "" : " without weights") << " on " << what
-                                           << ": " << problem);
-    }
+    const std::vector<std::byte> want = scalar_weighted_bytes(k, x, w, n);
+    for (Isa isa : supported_simd()) check_weighted_variant(isa, k, x, w, n, want, what);
 }
 
 // ---- Random rows --------------------------------------------------------------------------
 
 constexpr int value_kinds = 9;
 constexpr int weight_kinds = 9;
-
-float pick(std::mt19937_64& random, std::initializer_list<float> choices) {
-    return choices.begin()[random() % choices.size()];
-}
 
 // A group of n values of kind `kind` (n: 8, 16 or 32, the types' group sizes).
 void fill_group(int kind, std::mt19937_64& random, float* x, int n) {
@@ -205,16 +148,12 @@ void fill_weight_group(int kind, std::mt19937_64& random, float* w, int n) {
     }
 }
 
-struct Rows {
-    std::vector<float> x, w;
-};
-
 // `values` values and weights in groups of 8, 16 or 32, each group of a random kind, or of kind
 // only_values / only_weights when those are >= 0.
-Rows random_values(std::uint64_t seed, std::size_t values, int only_values = -1,
-                   int only_weights = -1) {
+ValuesAndWeights random_values(std::uint64_t seed, std::size_t values, int only_values = -1,
+                               int only_weights = -1) {
     std::mt19937_64 random(seed);
-    Rows r{std::vector<float>(values), std::vector<float>(values)};
+    ValuesAndWeights r{std::vector<float>(values), std::vector<float>(values)};
     for (std::size_t at = 0; at < values;) {
         const int n = std::min(8 << (random() % 3), static_cast<int>(values - at));
         const int xk = only_values >= 0 ? only_values : static_cast<int>(random() % value_kinds);
@@ -228,9 +167,9 @@ Rows random_values(std::uint64_t seed, std::size_t values, int only_values = -1,
 
 // r cut into rows of 256, 512, 1024 and 4096 values in turn, each with its weights and (for
 // the types that take none) without.
-void check_rows(const Rows& r, const std::string& what) {
+void check_rows(const ValuesAndWeights& r, const std::string& what) {
     const std::size_t lengths[] = {256, 512, 1024, 4096};
-    for (const GridType& k : grid_types) {
+    for (const WeightedType& k : grid_types) {
         const bool plain = !ck::kernels::quantizer_requires_weights(id(k.type));
         std::size_t at = 0;
         for (std::size_t i = 0; at < r.x.size(); ++i) {
@@ -243,49 +182,12 @@ void check_rows(const Rows& r, const std::string& what) {
     }
 }
 
-// ---- weighted.gguf ------------------------------------------------------------------------
-
-struct Reference {
-    ck::RecordingContext context;
-    ckplugin::gguf::GgufReader reader{context};
-    ck::ModelHeader header = reader.open(cktest::test_data() / "weighted" / "weighted.gguf");
-
-    // The tensor `name` into view; false when there is none.
-    bool find(const std::string& name, ck::TensorView& view) {
-        for (std::size_t i = 0; i < header.tensors.size(); ++i)
-            if (header.tensors[i].name == name) {
-                view = reader.tensor(i);
-                return true;
-            }
-        return false;
-    }
-    std::vector<float> floats(const std::string& name) {
-        ck::TensorView view;
-        BOOST_TEST_REQUIRE(find(name, view), "weighted.gguf has no " << name);
-        std::vector<float> out(view.size() / sizeof(float));
-        std::memcpy(out.data(), view.data(), view.size());
-        return out;
-    }
-};
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(weighted_grid_variants)
 
 BOOST_AUTO_TEST_CASE(dispatch) {
-    using namespace ck::kernels;
-    const Isa best = ck::best_supported_isa(ck::cpu_features());
-    const Isa chosen = ck::selected_isa() < best ? ck::selected_isa() : best;
-    for (const GridType& k : grid_types) {
-        const std::uint32_t t = id(k.type);
-        BOOST_TEST(weighted_quantizer(Isa::scalar, t) == weighted_quantizer(t));
-        for (Isa isa : {Isa::avx2, Isa::avx512}) {
-            BOOST_TEST(has_own_weighted_quantizer(isa, t), k.name << " " << ck::isa_name(isa));
-            BOOST_TEST(weighted_quantizer(isa, t) != weighted_quantizer(t));
-        }
-        BOOST_TEST(weighted_quantizer(Isa::avx2, t) != weighted_quantizer(Isa::avx512, t));
-        BOOST_TEST(best_weighted_quantizer(t) == weighted_quantizer(chosen, t), k.name);
-    }
+    for (const WeightedType& k : grid_types) check_weighted_dispatch(k);
 }
 
 // The 24 rows of weighted.gguf (512 values each), with their weights and without, one by one
@@ -293,12 +195,10 @@ BOOST_AUTO_TEST_CASE(dispatch) {
 // quantizer and against ggml's bytes.
 BOOST_AUTO_TEST_CASE(same_as_scalar_and_ggml_on_the_weighted_data) {
     if (no_simd()) return;
-    Reference ref;
-    const std::vector<float> src = ref.floats("src");
-    const std::vector<float> weights = ref.floats("weights");
-    BOOST_TEST_REQUIRE(src.size() == weights.size());
+    TestGguf ref(weighted_gguf());
+    const ValuesAndWeights rows = weighted_rows(ref);
     constexpr std::size_t cols = 512;
-    for (const GridType& k : grid_types)
+    for (const WeightedType& k : grid_types)
         for (const bool weighted : {true, false}) {
             const std::string variant = weighted ? "weighted" : "plain";
             ck::TensorView ggml;
@@ -307,21 +207,15 @@ BOOST_AUTO_TEST_CASE(same_as_scalar_and_ggml_on_the_weighted_data) {
                 continue;
             }
             const std::size_t row_bytes = cols / 256 * k.block_bytes;
-            BOOST_TEST_REQUIRE(ggml.size() == src.size() / cols * row_bytes);
-            std::vector<std::byte> got(row_bytes);
-            for (std::size_t r = 0; r < src.size() / cols; ++r) {
-                const float* x = src.data() + r * cols;
-                const float* w = weighted ? weights.data() + r * cols : nullptr;
+            BOOST_TEST_REQUIRE(ggml.size() == rows.x.size() / cols * row_bytes);
+            for (std::size_t r = 0; r < rows.x.size() / cols; ++r) {
+                const float* x = rows.x.data() + r * cols;
+                const float* w = weighted ? rows.w.data() + r * cols : nullptr;
                 const std::string what = "weighted.gguf row " + std::to_string(r);
                 check_row(k, x, w, cols, what);
-                for (Isa isa : supported_simd()) {
-                    ck::kernels::weighted_quantizer(isa, id(k.type))(x, got.data(), cols, w);
-                    const std::string problem =
-                        diff(k, got.data(), ggml.data() + r * row_bytes, row_bytes);
-                    BOOST_TEST(problem.empty(), k.name << "." << variant << " " << ck::isa_name(isa)
-                                                       << " " << what
-                                                       << " against ggml: " << problem);
-                }
+                for (Isa isa : supported_simd())
+                    check_weighted_against_ggml(isa, k, x, w, cols, ggml.data() + r * row_bytes,
+                                                what);
             }
         }
 }

@@ -16,19 +16,15 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "ck/context.hpp"
 #include "ck/cpu.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/quantize_weighted.hpp"
-#include "gguf_reader.hpp"
-#include "test_support.hpp"
+#include "kernel_test_support.hpp"
 
 // This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
 namespace unity_test_weighted_kquant_variants {
@@ -37,82 +33,30 @@ namespace {
 
 using ck::GgmlType;
 using ck::Isa;
+using namespace cktest::kernels;
 
-struct WType {
-    const char* name;  // as in weighted.gguf
-    GgmlType type;
-    std::size_t block_bytes;
-    std::size_t block_values;
-};
-
-constexpr WType simd_types[] = {
+constexpr WeightedType simd_types[] = {
     {"q2_K", GgmlType::q2_k, 84, 256},      {"q3_K", GgmlType::q3_k, 110, 256},
     {"q4_K", GgmlType::q4_k, 144, 256},     {"q5_K", GgmlType::q5_k, 176, 256},
     {"q6_K", GgmlType::q6_k, 210, 256},     {"iq4_nl", GgmlType::iq4_nl, 18, 32},
     {"iq4_xs", GgmlType::iq4_xs, 136, 256},
 };
 
-std::uint32_t id(GgmlType t) {
-    return static_cast<std::uint32_t>(t);
-}
-
-std::vector<Isa> supported_simd() {
-    std::vector<Isa> out;
-    const Isa best = ck::best_supported_isa(ck::cpu_features());
-    if (best >= Isa::avx2) out.push_back(Isa::avx2);
-    if (best >= Isa::avx512) out.push_back(Isa::avx512);
-    return out;
-}
-
 bool no_simd() {
-    if (!supported_simd().empty()) return false;
-    BOOST_TEST_MESSAGE("this CPU has no AVX2: only the scalar weighted quantizers run here");
-    return true;
-}
-
-// Empty when equal; otherwise the first (up to 3) differing blocks with their first byte.
-std::string diff(const WType& k, const std::byte* got, const std::byte* want, std::size_t bytes) {
-    if (std::memcmp(got, want, bytes) == 0) return {};
-    std::ostringstream s;
-    std::size_t bad = 0;
-    for (std::size_t b = 0; b < bytes / k.block_bytes; ++b) {
-        const std::byte* g = got + b * k.block_bytes;
-        const std::byte* w = want + b * k.block_bytes;
-        if (std::memcmp(g, w, k.block_bytes) == 0) continue;
-        if (++bad > 3) continue;
-        std::size_t i = 0;
-        while (g[i] == w[i]) ++i;
-        s << (bad > 1 ? "; " : "") << "block " << b << " byte " << i << ": got "
-          << static_cast<unsigned>(g[i]) << ", want " << static_cast<unsigned>(w[i]);
-    }
-    s << " (" << bad << " of " << bytes / k.block_bytes << " blocks differ)";
-    return s.str();
+    return cktest::kernels::no_simd("weighted quantizers");
 }
 
 // Quantizes one row of n values (weights w, or nullptr) with the variant and with the scalar
 // quantizer and compares the bytes; the variant must not write past the row's blocks.
-bool check_row(Isa isa, const WType& k, const float* x, const float* w, std::size_t n,
+bool check_row(Isa isa, const WeightedType& k, const float* x, const float* w, std::size_t n,
                const std::string& what) {
-    const std::size_t bytes = n / k.block_values * k.block_bytes;
-    std::vector<std::byte> want(bytes), got(bytes + 64, std::byte{0xA5});
-    ck::kernels::weighted_quantizer(id(k.type))(x, want.data(), n, w);
-    ck::kernels::weighted_quantizer(isa, id(k.type))(x, got.data(), n, w);
-    std::string problem = diff(k, got.data(), want.data(), bytes);
-    for (std::size_t i = bytes; i < got.size(); ++i)
-        if (got[i] != std::byte{0xA5}) problem += " wrote past the row";
-    BOOST_TEST(problem.empty(), k.name << " " << ck::isa_name(isa) << (w ? "" : " without weights")
-                                       << " on " << what << ": " << problem);
-    return problem.empty();
+    return check_weighted_variant(isa, k, x, w, n, scalar_weighted_bytes(k, x, w, n), what);
 }
 
 // ---- Random rows --------------------------------------------------------------------------
 
 constexpr int value_kinds = 10;
 constexpr int weight_kinds = 10;
-
-float pick(std::mt19937_64& random, std::initializer_list<float> choices) {
-    return choices.begin()[random() % choices.size()];
-}
 
 // 256 values of kind `kind`.
 void fill_values(int kind, std::mt19937_64& random, float* x) {
@@ -159,11 +103,7 @@ void fill_values(int kind, std::mt19937_64& random, float* x) {
                                               std::numeric_limits<float>::max()});
             break;
         default:  // per sub-block mixture of the above
-            for (int j = 0; j < 16; ++j) {
-                float sub[256];
-                fill_values(static_cast<int>(random() % 8), random, sub);
-                std::memcpy(x + 16 * j, sub + 16 * j, 16 * sizeof(float));
-            }
+            mix_sub_blocks(fill_values, random, x);
             break;
     }
 }
@@ -207,24 +147,17 @@ void fill_weights(int kind, std::mt19937_64& random, float* w) {
                                              : std::numeric_limits<float>::quiet_NaN();
             break;
         default:  // per sub-block mixture of the above
-            for (int j = 0; j < 16; ++j) {
-                float sub[256];
-                fill_weights(static_cast<int>(random() % 8), random, sub);
-                std::memcpy(w + 16 * j, sub + 16 * j, 16 * sizeof(float));
-            }
+            mix_sub_blocks(fill_weights, random, w);
             break;
     }
 }
 
 // `blocks` blocks of values and their weights; each block of a random kind of each, or of kind
 // only_values / only_weights when those are >= 0.
-struct Rows {
-    std::vector<float> x, w;
-};
-Rows random_rows(std::uint64_t seed, std::size_t blocks, int only_values = -1,
-                 int only_weights = -1) {
+ValuesAndWeights random_rows(std::uint64_t seed, std::size_t blocks, int only_values = -1,
+                             int only_weights = -1) {
     std::mt19937_64 random(seed);
-    Rows r{std::vector<float>(blocks * 256), std::vector<float>(blocks * 256)};
+    ValuesAndWeights r{std::vector<float>(blocks * 256), std::vector<float>(blocks * 256)};
     for (std::size_t b = 0; b < blocks; ++b) {
         const int xk = only_values >= 0 ? only_values : static_cast<int>(random() % value_kinds);
         const int wk = only_weights >= 0 ? only_weights : static_cast<int>(random() % weight_kinds);
@@ -236,9 +169,9 @@ Rows random_rows(std::uint64_t seed, std::size_t blocks, int only_values = -1,
 
 // Every row of 64 blocks (16384 values, a real row width) of r, with weights, and the first
 // without.
-void check_rows(const Rows& r, const std::string& what) {
+void check_rows(const ValuesAndWeights& r, const std::string& what) {
     constexpr std::size_t row = 64 * 256;
-    for (const WType& k : simd_types)
+    for (const WeightedType& k : simd_types)
         for (Isa isa : supported_simd()) {
             for (std::size_t at = 0; at + row <= r.x.size(); at += row)
                 check_row(isa, k, r.x.data() + at, r.w.data() + at, row,
@@ -247,82 +180,43 @@ void check_rows(const Rows& r, const std::string& what) {
         }
 }
 
-// ---- weighted.gguf ------------------------------------------------------------------------
-
-struct Reference {
-    ck::RecordingContext context;
-    ckplugin::gguf::GgufReader reader{context};
-    ck::ModelHeader header = reader.open(cktest::test_data() / "weighted" / "weighted.gguf");
-
-    // The tensor `name` into view; false when there is none.
-    bool find(const std::string& name, ck::TensorView& view) {
-        for (std::size_t i = 0; i < header.tensors.size(); ++i)
-            if (header.tensors[i].name == name) {
-                view = reader.tensor(i);
-                return true;
-            }
-        return false;
-    }
-    std::vector<float> floats(const std::string& name) {
-        ck::TensorView view;
-        BOOST_TEST_REQUIRE(find(name, view), "weighted.gguf has no " << name);
-        std::vector<float> out(view.size() / sizeof(float));
-        std::memcpy(out.data(), view.data(), view.size());
-        return out;
-    }
-};
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(weighted_kquant_variants)
 
 BOOST_AUTO_TEST_CASE(dispatch) {
     using namespace ck::kernels;
-    const Isa best = ck::best_supported_isa(ck::cpu_features());
-    const Isa chosen = ck::selected_isa() < best ? ck::selected_isa() : best;
-    for (const WType& k : simd_types) {
-        const std::uint32_t t = id(k.type);
-        BOOST_TEST(has_own_weighted_quantizer(Isa::scalar, t));
-        BOOST_TEST(weighted_quantizer(Isa::scalar, t) == weighted_quantizer(t));
-        for (Isa isa : {Isa::avx2, Isa::avx512}) {
-            BOOST_TEST(has_own_weighted_quantizer(isa, t), k.name << " " << ck::isa_name(isa));
-            BOOST_TEST(weighted_quantizer(isa, t) != weighted_quantizer(t));
-        }
-        BOOST_TEST(weighted_quantizer(Isa::avx2, t) != weighted_quantizer(Isa::avx512, t));
-        BOOST_TEST(best_weighted_quantizer(t) == weighted_quantizer(chosen, t), k.name);
+    for (const WeightedType& k : simd_types) {
+        BOOST_TEST(has_own_weighted_quantizer(Isa::scalar, id(k.type)));
+        check_weighted_dispatch(k);
     }
     // No quantizer at all: nothing to dispatch to.
     for (GgmlType t : {GgmlType::f32, GgmlType::q8_0}) {
         BOOST_TEST(!has_own_weighted_quantizer(Isa::avx512, id(t)));
         BOOST_TEST(weighted_quantizer(Isa::avx512, id(t)) == nullptr);
     }
-    BOOST_TEST_MESSAGE("best weighted variant: " << ck::isa_name(chosen));
+    BOOST_TEST_MESSAGE("best weighted variant: " << ck::isa_name(chosen_isa()));
 }
 
 // The 24 rows of weighted.gguf (512 values each) joined into one row, with their weights and
 // without: the variant against the scalar quantizer and against ggml's bytes.
 BOOST_AUTO_TEST_CASE(same_as_scalar_and_ggml_on_the_weighted_data) {
     if (no_simd()) return;
-    Reference ref;
-    const std::vector<float> src = ref.floats("src");
-    const std::vector<float> weights = ref.floats("weights");
-    BOOST_TEST_REQUIRE(src.size() == weights.size());
-    for (const WType& k : simd_types)
+    TestGguf ref(weighted_gguf());
+    const ValuesAndWeights rows = weighted_rows(ref);
+    const std::vector<float>& src = rows.x;
+    for (const WeightedType& k : simd_types)
         for (const bool weighted : {true, false}) {
-            const float* w = weighted ? weights.data() : nullptr;
+            const float* w = weighted ? rows.w.data() : nullptr;
             const std::string variant = weighted ? "weighted" : "plain";
             ck::TensorView ggml;
             BOOST_TEST_REQUIRE(ref.find(std::string(k.name) + "." + variant, ggml));
             const std::size_t bytes = src.size() / k.block_values * k.block_bytes;
             BOOST_TEST_REQUIRE(ggml.size() == bytes);
-            std::vector<std::byte> got(bytes);
             for (Isa isa : supported_simd()) {
                 check_row(isa, k, src.data(), w, src.size(), "weighted.gguf");
-                ck::kernels::weighted_quantizer(isa, id(k.type))(src.data(), got.data(), src.size(),
-                                                                 w);
-                const std::string problem = diff(k, got.data(), ggml.data(), bytes);
-                BOOST_TEST(problem.empty(), k.name << "." << variant << " " << ck::isa_name(isa)
-                                                   << " against ggml: " << problem);
+                check_weighted_against_ggml(isa, k, src.data(), w, src.size(), ggml.data(),
+                                            "weighted.gguf");
             }
         }
 }
@@ -349,9 +243,9 @@ BOOST_AUTO_TEST_CASE(same_as_scalar_on_ties) {
 // 1 .. 33 blocks: every tail length for 8 and 16 lanes, and rows shorter than a lane group.
 BOOST_AUTO_TEST_CASE(tails_use_the_scalar_quantizer) {
     if (no_simd()) return;
-    const Rows r = random_rows(4242, 40);
+    const ValuesAndWeights r = random_rows(4242, 40);
     for (std::size_t blocks = 1; blocks <= 33; ++blocks)
-        for (const WType& k : simd_types)
+        for (const WeightedType& k : simd_types)
             for (Isa isa : supported_simd()) {
                 const std::size_t at = 256 * (blocks % 7);
                 const std::string what = std::to_string(blocks) + " blocks";
