@@ -32,6 +32,11 @@ WeightedQuantizeRowFn own_weighted_quantizer(Isa isa, std::uint32_t type) {
 
 }  // namespace
 
+bool weighted_blocks_are_independent(std::uint32_t type) {
+    const auto t = static_cast<GgmlType>(type);
+    return t != GgmlType::q4_0 && t != GgmlType::q4_1 && t != GgmlType::q5_0 && t != GgmlType::q5_1;
+}
+
 bool has_own_weighted_quantizer(Isa isa, std::uint32_t type) {
     if (isa == Isa::scalar) return weighted_quantizer(type) != nullptr;
     return own_weighted_quantizer(isa, type) != nullptr;

@@ -20,6 +20,10 @@ const ck_option_descriptor options[] = {
     ck::switch_option("split_no_tensor_first", CK_STAGE_WRITER,
                       "split set whose first shard holds metadata only, as llama-gguf-split "
                       "--no-tensor-first-split (alone: 128 tensors per shard)"),
+    ck::value_option(
+        "split_counts", CK_STAGE_WRITER,
+        "write a llama.cpp split set of these tensor counts, space-separated, in order, summing "
+        "to the model's, with llama-quantize --keep-split's split keys (none for one count)"),
     {"endian", CK_STAGE_WRITER, "little", "little|big",
      "byte order of the file written: big gives what gguf_convert_endian.py makes for s390x"},
 };

@@ -306,9 +306,11 @@ class Planner {
         result.tensors.resize(header_.tensors.size());
         std::vector<std::size_t> order(header_.tensors.size());
         std::iota(order.begin(), order.end(), std::size_t{0});
-        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-            return ck::llama::loader_order_less(header_.tensors[a].name, header_.tensors[b].name);
-        });
+        if (!settings_.input_order)
+            std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+                return ck::llama::loader_order_less(header_.tensors[a].name,
+                                                    header_.tensors[b].name);
+            });
         for (std::size_t i : order) result.tensors[i] = choose(header_.tensors[i]);
         return result;
     }

@@ -63,6 +63,9 @@ struct MixSettings {
     // --tensor-type, in the order given: the first pattern that finds the name wins. Only for
     // quantized mixtures, after --output-tensor-type and --token-embedding-type.
     std::vector<TensorTypeOverride> tensor_types;
+    // Choose in the input's tensor order, as llama-quantize --keep-split iterates (the attn_v
+    // and ffn_down choices count the tensors met so far); otherwise in llama.cpp's loader order.
+    bool input_order = false;
 };
 
 struct TensorChoice {

@@ -35,10 +35,10 @@ const ck_option_descriptor options[] = {
         "dequantize already quantized tensors exactly, then quantize them (--allow-requantize)"),
     ck::switch_option("keep_quantized", CK_STAGE_TRANSFORM,
                       "copy already quantized tensors as they are"),
-    {"order", CK_STAGE_TRANSFORM, nullptr, "llama|input",
+    {"order", CK_STAGE_TRANSFORM, nullptr, "llama|input|keep_split",
      "tensor order: llama (llama-quantize's: tensors without a layer first, then by layer, by "
-     "name within a layer; file type keys last; the default with mix) or input (the default "
-     "with to)"},
+     "name within a layer; file type keys last; the default with mix), input (the default "
+     "with to) or keep_split (the input's, file type keys last: llama-quantize --keep-split's)"},
     ck::value_option(
         "imatrix", CK_STAGE_TRANSFORM,
         "importance matrix from llama-imatrix (GGUF or legacy .dat): every quantizer "

@@ -30,6 +30,7 @@
 #include "ck/suggest.hpp"
 #include "ck/support/tensor_io.hpp"
 #include "ck/tensor_filter.hpp"
+#include "gguf_split_plan.hpp"
 
 namespace ckplugin::quantize {
 namespace {
@@ -293,6 +294,12 @@ void Quantize::use_llama_layout(ck::ModelHeader& out, std::optional<std::uint32_
         for (std::size_t i : source_) ordered.push_back(std::move(out.tensors[i]));
         out.tensors = std::move(ordered);
     }
+    // llama-quantize removes the split keys of a set it reads (or of a merged file): its output
+    // is one file, or with --keep-split shards whose keys the writer's split_counts sets.
+    for (const std::string_view key :
+         {ckplugin::gguf::split_no_key, ckplugin::gguf::split_count_key,
+          ckplugin::gguf::split_tensors_count_key})
+        out.metadata.erase(key);
     // gguf_set_val_* removes a key and appends it: these two end the metadata, in this order.
     const std::string version_key(ck::llama::quantization_version_key);
     const std::string type_key(ck::llama::file_type_key);
@@ -350,9 +357,10 @@ ck::TensorView Quantize::quantize_rows(const Job& job, const ck::TensorView& in,
         if (!job.weighted) {
             job.quantize(values.data(), dst, values.size());
         } else {
-            // One call for the whole group, as for the unweighted quantizers (the SIMD
-            // variants need many blocks per call): every block is quantized on its own, so
-            // each row's weights, its expert's, are laid out beside it.
+            // One call for the whole group where blocks are independent (the SIMD variants
+            // need many blocks per call), each row beside its expert's weights; else row by row.
+            const std::size_t rows_per_call =
+                ck::kernels::weighted_blocks_are_independent(job.to) ? end - first : 1;
             std::vector<float> weights;
             if (job.importance) {
                 weights.resize(values.size());
@@ -362,8 +370,11 @@ ck::TensorView Quantize::quantize_rows(const Job& job, const ck::TensorView& in,
                                 weights.data() + (r - first) * job.row_length);
                 }
             }
-            job.weighted(values.data(), dst, values.size(),
-                         job.importance ? weights.data() : nullptr);
+            for (std::size_t r = 0; r < end - first; r += rows_per_call) {
+                const std::size_t at = r * job.row_length;
+                job.weighted(values.data() + at, dst + r * out_row, rows_per_call * job.row_length,
+                             job.importance ? weights.data() + at : nullptr);
+            }
         }
         // The rows read are not read again: their input pages leave the resident set (a
         // page shared with a neighbouring group is simply read again from the page cache),
@@ -446,7 +457,7 @@ const ImportanceMatrix::Entry* Quantize::importance_for(const ck::ModelHeader& i
         const bool embedding =
             t.name == "token_embd.weight" || t.name == "per_layer_token_embd.weight";
         if (!entry) {
-            rule += "; no importance matrix entry";
+            rule += "; no importance matrix entry: quantized without weights";
         } else if (static_cast<std::int64_t>(entry->size()) != size && !embedding) {
             throw ck::tensor_error("imatrix size " + std::to_string(entry->size()) +
                                        " is different from tensor size " + std::to_string(size) +

@@ -80,9 +80,10 @@ class Quantize final : public ck::Transform {
     // and each tensor's rule as its reason (Context::explain), which --dry-run prints.
     void report(const ck::ModelHeader& in, const ck::ModelHeader& out,
                 const std::vector<std::string>& rules, std::optional<std::uint32_t> file_type);
-    // Gives `out` llama-quantize's layout (order=llama): its tensors in llama.cpp's loader
-    // order and general.quantization_version, general.file_type last, as llama-quantize's
-    // gguf_set_* calls leave them. Records which input tensor each output index is.
+    // Gives `out` llama-quantize's layout: no split.* key, general.quantization_version and
+    // general.file_type last, as its gguf_set_* calls leave them, and with order=llama (not
+    // keep_split) its tensors in llama.cpp's loader order, recording which input tensor each
+    // output index is.
     void use_llama_layout(ck::ModelHeader& out, std::optional<std::uint32_t> file_type);
 
     ck::TensorFilter filter_;
@@ -92,8 +93,9 @@ class Quantize final : public ck::Transform {
     std::optional<MixSettings> settings_;   // mix=NAME
     std::uint32_t target_ = 0;              // to=TYPE
     std::vector<std::optional<Job>> jobs_;  // by input index
-    bool llama_order_ = false;
-    std::vector<std::size_t> source_;  // input index of each output index (order=llama)
+    bool llama_order_ = false;              // order=llama: llama.cpp's loader order
+    bool llama_keys_ = false;               // order=llama or keep_split: the file type keys last
+    std::vector<std::size_t> source_;       // input index of each output index (order=llama)
 
     std::optional<ImportanceMatrix> imatrix_;  // imatrix=FILE, filtered by include/exclude
     std::string imatrix_argument_;             // as given, for quantize.imatrix.file

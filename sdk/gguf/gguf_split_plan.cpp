@@ -38,7 +38,51 @@ std::uint64_t parse_split_size(std::string_view text, std::string_view option) {
                "; M and G as llama-gguf-split reads them: 500M = 500*1000^2 bytes");
 }
 
+namespace {
+
+// split_counts="N1 N2 ...": decimal counts separated by spaces, the first possibly 0 (a shard
+// of metadata alone, as llama-gguf-split --no-tensor-first-split leaves; llama-quantize
+// --keep-split keeps it), the others at least 1 (llama-quantize cannot write an empty shard
+// after the first).
+std::vector<std::uint64_t> parse_split_counts(std::string_view text) {
+    const auto fail = [&](const std::string& why) {
+        return usage_error("option split_counts=" + std::string(text) + ": " + why);
+    };
+    std::vector<std::uint64_t> counts;
+    for (std::size_t at = text.find_first_not_of(' '); at != std::string_view::npos;
+         at = text.find_first_not_of(' ', at)) {
+        const std::size_t end = std::min(text.find(' ', at), text.size());
+        const std::string_view item = text.substr(at, end - at);
+        std::uint64_t n = 0;
+        const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), n);
+        if (ec != std::errc() || ptr != item.data() + item.size())
+            throw fail("'" + std::string(item) +
+                       "' is not a tensor count (whole numbers separated by spaces)");
+        if (n == 0 && !counts.empty())
+            throw fail("shard " + std::to_string(counts.size() + 1) +
+                       " would hold no tensor; only the first shard may (metadata alone)");
+        counts.push_back(n);
+        at = end;
+    }
+    if (counts.empty()) throw fail("no count given (e.g. split_counts=10 10 1)");
+    if (counts.size() > max_shards)
+        throw fail(std::to_string(counts.size()) +
+                   " shards; split.count is a u16, so a set has at most " +
+                   std::to_string(max_shards));
+    return counts;
+}
+
+}  // namespace
+
 std::optional<SplitSettings> split_settings(const Options& options) {
+    if (options.has("split_counts")) {
+        for (const char* other : {"split_max_size", "split_max_tensors", "split_no_tensor_first"})
+            if (options.has(other))
+                throw usage_error(std::string("gguf: give split_counts or ") + other +
+                                  ", not both (split_counts says where every shard ends)");
+        return SplitSettings{.counts = parse_split_counts(options.get("split_counts")),
+                             .layout = SplitKeyLayout::quantize};
+    }
     const bool by_size = options.has("split_max_size");
     const bool by_count = options.has("split_max_tensors");
     const bool no_tensor_first = options.get_bool("split_no_tensor_first", false);
@@ -59,8 +103,34 @@ std::optional<SplitSettings> split_settings(const Options& options) {
     return s;
 }
 
+namespace {
+
+std::vector<ShardRange> shards_of_counts(const std::vector<TensorInfo>& tensors,
+                                         const std::vector<std::uint64_t>& counts) {
+    std::uint64_t sum = 0;
+    std::string listed;
+    for (const std::uint64_t n : counts) {
+        sum += n;
+        listed += (listed.empty() ? "" : " + ") + std::to_string(n);
+    }
+    if (sum != tensors.size())
+        throw usage_error("option split_counts: the shards' tensor counts sum to " +
+                          std::to_string(sum) + " (" + listed + "), but the model has " +
+                          std::to_string(tensors.size()) + " tensors");
+    std::vector<ShardRange> shards;
+    std::size_t begin = 0;
+    for (const std::uint64_t n : counts) {
+        shards.push_back({begin, begin + n});
+        begin += n;
+    }
+    return shards;
+}
+
+}  // namespace
+
 std::vector<ShardRange> plan_shards(const std::vector<TensorInfo>& tensors,
                                     const SplitSettings& settings) {
+    if (!settings.counts.empty()) return shards_of_counts(tensors, settings.counts);
     std::vector<ShardRange> shards(settings.no_tensor_first ? 2 : 1);
     std::uint64_t shard_bytes = 0;  // padded tensor data of the open shard
     for (std::size_t i = 0; i < tensors.size(); ++i) {
@@ -91,15 +161,22 @@ std::vector<ShardRange> plan_shards(const std::vector<TensorInfo>& tensors,
 }
 
 Metadata shard_metadata(const Metadata& model, std::size_t shard, std::size_t count,
-                        std::size_t n_tensors) {
+                        std::size_t n_tensors, SplitKeyLayout layout) {
     Metadata out;
     if (shard == 0) out = model;
     for (std::string_view key : {split_no_key, split_tensors_count_key, split_count_key})
         out.erase(key);
+    const bool quantize = layout == SplitKeyLayout::quantize;
+    // llama-quantize --keep-split sets the keys only when there is more than one file.
+    if (quantize && count == 1) return out;
+    const auto insert_count = [&] {
+        out.insert(std::string(split_count_key), Value::scalar(ValueType::u16, count));
+    };
     out.insert(std::string(split_no_key), Value::scalar(ValueType::u16, shard));
+    if (quantize) insert_count();
     out.insert(std::string(split_tensors_count_key),
                Value::of_i32(static_cast<std::int32_t>(n_tensors)));
-    out.insert(std::string(split_count_key), Value::scalar(ValueType::u16, count));
+    if (!quantize) insert_count();
     return out;
 }
 

@@ -1,5 +1,6 @@
 // How the gguf writer cuts a model into a llama.cpp split set, by the rules of
-// `llama-gguf-split --split` (tools/gguf-split/gguf-split.cpp): where each shard ends, what
+// `llama-gguf-split --split` (tools/gguf-split/gguf-split.cpp), or into given tensor counts as
+// `llama-quantize --keep-split` does (src/llama-quant.cpp): where each shard ends, what
 // metadata each shard carries and what the files are called. Pure functions of the header and
 // the options; GgufSplitWriter does the writing.
 #pragma once
@@ -27,14 +28,27 @@ inline constexpr std::size_t max_shards = 65535;
 // llama-gguf-split's --split-max-tensors default, used when only split_no_tensor_first is given.
 inline constexpr std::uint64_t default_split_max_tensors = 128;
 
+// Which tool's split keys the shards carry: the two set them in different orders, and
+// llama-quantize sets none on a set of one file.
+enum class SplitKeyLayout {
+    gguf_split,  // llama-gguf-split: split.no, split.tensors.count, split.count; always
+    quantize,    // llama-quantize --keep-split: split.no, split.count, split.tensors.count;
+                 // none when the set is one file
+};
+
 struct SplitSettings {
     std::uint64_t max_bytes = 0;    // split_max_size in bytes; 0 when splitting by tensor count
     std::uint64_t max_tensors = 0;  // split_max_tensors; 0 when splitting by size
     bool no_tensor_first = false;   // split_no_tensor_first: shard 1 holds metadata only
+    // split_counts: each shard's tensor count, in order (llama-quantize --keep-split's shards,
+    // one per input shard); when given, the three above are unused.
+    std::vector<std::uint64_t> counts = {};
+    SplitKeyLayout layout = SplitKeyLayout::gguf_split;
 };
 
 // The writer options that ask for a split set (split_max_size, split_max_tensors,
-// split_no_tensor_first), or nullopt when none is given. Bad values are usage errors.
+// split_no_tensor_first, split_counts), or nullopt when none is given. Bad values are usage
+// errors.
 std::optional<SplitSettings> split_settings(const Options& options);
 
 // A split_max_size value in bytes, read by the SDK's one reading of sizes with K, M, G, T as
@@ -53,17 +67,20 @@ struct ShardRange {
 // The shards of `tensors`, in order, as llama-gguf-split cuts them. By size, a shard is closed
 // before the tensor that would take its tensors' data (each padded to 32 bytes, whatever the
 // model's alignment; metadata and tensor infos not counted) past max_bytes; by count, every
-// max_tensors tensors. A first tensor larger than max_bytes, or more than 65535 shards, is a
-// usage error.
+// max_tensors tensors; with counts, counts[k] tensors in shard k. A first tensor larger than
+// max_bytes, counts that do not sum to the tensor count, or more than 65535 shards, is a usage
+// error.
 std::vector<ShardRange> plan_shards(const std::vector<TensorInfo>& tensors,
                                     const SplitSettings& settings);
 
 // The metadata of shard `shard` (0-based) of `count` for a model of `n_tensors` tensors: the
-// model's own keys on the first shard only, then split.no (u16), split.tensors.count (i32) and
-// split.count (u16), always last and in this order (ggml's gguf_set_* removes a key and
-// appends it, and llama-gguf-split sets split.count a second time once it knows the count).
+// model's own keys (but its split keys) on the first shard only, then the split keys, always
+// last (ggml's gguf_set_* removes a key and appends it). In the gguf_split layout split.no
+// (u16), split.tensors.count (i32) and split.count (u16): llama-gguf-split sets split.count a
+// second time once it knows the count. In the quantize layout split.no, split.count,
+// split.tensors.count, and none at all when `count` is 1.
 Metadata shard_metadata(const Metadata& model, std::size_t shard, std::size_t count,
-                        std::size_t n_tensors);
+                        std::size_t n_tensors, SplitKeyLayout layout = SplitKeyLayout::gguf_split);
 
 // The shape as ggml writes it (ggml_n_dims): trailing dimensions of 1 dropped, at least one
 // kept. A trailing 0 stays (ggml would drop it and change the element count).

@@ -30,7 +30,8 @@ void GgufSplitWriter::prepare(const ModelHeader& header, const fs::path& destina
         // Shard headers are final: storable_header already added to the model (shard 1) what
         // ckhost adds, and shards 2..N must carry the three split keys alone.
         part.format = "gguf";
-        part.metadata = shard_metadata(model.metadata, k, ranges.size(), model.tensors.size());
+        part.metadata = shard_metadata(model.metadata, k, ranges.size(), model.tensors.size(),
+                                       settings_.layout);
         for (std::size_t i = ranges[k].begin; i < ranges[k].end; ++i) {
             TensorInfo t = model.tensors[i];
             t.ne = ggml_written_shape(std::move(t.ne));
@@ -53,8 +54,9 @@ void GgufSplitWriter::prepare(const ModelHeader& header, const fs::path& destina
                       "directory for the split set (for shards named " +
                       destination.string() + "-00001-of-... give -o " + destination.string() +
                       ".gguf)");
-    context_.note("gguf: a split set of " + std::to_string(ranges.size()) + " files, with " +
-                  counts + " tensors: " + shards_.front().path.string() +
+    context_.note("gguf: a split set of " + std::to_string(ranges.size()) +
+                  (ranges.size() == 1 ? " file" : " files") + ", with " + counts +
+                  " tensors: " + shards_.front().path.string() +
                   (ranges.size() > 1 ? " to " + shards_.back().path.string() : std::string()));
     context_.report("gguf.split", "{\"shards\":[" + report + "]}");
 }

@@ -1,5 +1,6 @@
 // GgufSplitWriter: the gguf writer with split_max_size or split_max_tensors. Writes a llama.cpp
-// split set (PREFIX-00001-of-0000N.gguf ...) byte-identical to `llama-gguf-split --split`,
+// split set (PREFIX-00001-of-0000N.gguf ...) byte-identical to `llama-gguf-split --split` (with
+// split_counts, to the shards of `llama-quantize --keep-split`),
 // each shard through its own GgufWriter, streaming: tensors arrive one at a time in header
 // order and go straight to their shard.
 #pragma once

@@ -8,9 +8,12 @@
 // (env -C), writing into a temporary folder.
 #include <boost/test/unit_test.hpp>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "ck/context.hpp"
+#include "gguf_reader.hpp"
 #include "test_support.hpp"
 
 // This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
@@ -191,6 +194,74 @@ BOOST_AUTO_TEST_CASE(imatrix_that_does_not_fit_is_refused_before_writing,
             BOOST_TEST(fs::is_empty(dir.path()));
         }
     }
+}
+
+// From the repository alone: the sample model (micro-llama, the shapes of tests/data/imatrix's
+// matrices) requantized with each form of the matrix gives the same tensors; the keys
+// llama-quantize records are there; --dry-run says, per tensor, whether weights were used.
+BOOST_AUTO_TEST_CASE(both_forms_give_the_same_tensors_and_the_run_is_recorded) {
+    const fs::path data = cktest::test_data() / "imatrix";
+    cktest::TempDir dir;
+    for (const char* form : {"gguf", "dat"}) {
+        const auto r =
+            cktest::run_ckhost({"quantize", "--allow-requantize", "--imatrix",
+                                (data / (std::string("micro-llama-f16.imatrix.") + form)).string(),
+                                cktest::sample_model().string(),
+                                (dir / (std::string(form) + ".gguf")).string(), "IQ2_XXS"});
+        BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    }
+    ck::RecordingContext context;
+    ckplugin::gguf::GgufReader a(context), b(context);
+    const ck::ModelHeader ha = a.open(dir / "gguf.gguf"), hb = b.open(dir / "dat.gguf");
+    BOOST_TEST_REQUIRE(ha.tensors.size() == hb.tensors.size());
+    for (std::size_t i = 0; i < ha.tensors.size(); ++i) {
+        BOOST_TEST(ha.tensors[i].name == hb.tensors[i].name);
+        const ck::TensorView va = a.tensor(i), vb = b.tensor(i);
+        BOOST_TEST((va.size() == vb.size() && std::memcmp(va.data(), vb.data(), va.size()) == 0),
+                   ha.tensors[i].name << " differs between the two forms");
+    }
+    BOOST_TEST(ha.metadata.find("quantize.imatrix.entries_count")->as_uint().value_or(0) == 15u);
+    BOOST_TEST(ha.metadata.find("quantize.imatrix.chunks_count")->as_uint().value_or(0) == 10u);
+    BOOST_TEST(ha.metadata.find("quantize.imatrix.dataset")->str() == "gpl-3.txt");
+    // The last keys, in llama-quantize's order.
+    const auto& entries = ha.metadata.entries();
+    BOOST_TEST_REQUIRE(entries.size() >= 4u);
+    BOOST_TEST(entries[entries.size() - 4].first == "quantize.imatrix.file");
+    BOOST_TEST(entries.back().first == "quantize.imatrix.chunks_count");
+
+    const auto dry = cktest::run_ckhost(
+        {"quantize", "--dry-run", "--allow-requantize", "--imatrix",
+         (data / "micro-llama-f16.imatrix.gguf").string(), "--exclude-weights", "blk.1.ffn_gate",
+         cktest::sample_model().string(), (dir / "dry.gguf").string(), "IQ3_S"});
+    BOOST_TEST_REQUIRE(dry.exit_code == 0, dry.err);
+    const std::string all = dry.out + dry.err;
+    BOOST_TEST(cktest::contains(all, "blk.1.ffn_up.weight"));
+    BOOST_TEST(cktest::contains(all,
+                                "blk.0.ffn_gate.weight: gguf q4_K 108.0 KiB -> quantize "
+                                "iq3_s 82.5 KiB -> gguf  [ffn_gate: IQ3_S (mixture default) "
+                                "(requantized from q4_K); importance matrix weights]"),
+               all);
+    BOOST_TEST(cktest::contains(all,
+                                "blk.1.ffn_gate.weight: gguf q4_K 108.0 KiB -> quantize "
+                                "iq3_s 82.5 KiB -> gguf  [ffn_gate: IQ3_S (mixture default) "
+                                "(requantized from q4_K); no importance matrix entry: "
+                                "quantized without weights]"),
+               all);
+    BOOST_TEST(!fs::exists(dir / "dry.gguf"));
+}
+
+// The refusal without a matrix, from the repository alone (the sample's shapes need one for
+// IQ2_XXS): exit 1, the tensor and the type named, nothing written.
+BOOST_AUTO_TEST_CASE(iq2_xxs_without_a_matrix_is_refused_from_the_sample) {
+    cktest::TempDir dir;
+    const auto r =
+        cktest::run_ckhost({"quantize", "--allow-requantize", cktest::sample_model().string(),
+                            (dir / "out.gguf").string(), "IQ2_XXS"});
+    BOOST_TEST(r.exit_code == 1);
+    BOOST_TEST(cktest::contains(r.err, "tensor 'blk.0.attn_k.weight'"), r.err);
+    BOOST_TEST(cktest::contains(r.err, "would be IQ2_XXS, which needs an importance matrix"),
+               r.err);
+    BOOST_TEST(dir.entries().empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -6,16 +6,20 @@
 #include <cstdint>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <boost/algorithm/string/join.hpp>
 
+#include "ck/context.hpp"
 #include "ck/error.hpp"
 #include "ck/parallel.hpp"
 #include "cli/exit_codes.hpp"
 #include "commands/commands.hpp"
 #include "commands/conversion_command.hpp"
+#include "pipeline/plugin_call.hpp"
+#include "registry/plugin_registry.hpp"
 
 namespace ckhost::commands {
 
@@ -52,12 +56,15 @@ constexpr const char* quantize_usage =
     "meta stages before the writer, so --dry-run, --force, --update and --json are convert's.\n"
     "--include-weights, --exclude-weights and --tensor-type may be repeated, and\n"
     "--tensor-type-file FILE holds PATTERN=TYPE items separated by spaces or lines.\n"
-    "Not taken: --keep-split (write one output and split it with 'ckhost split').\n\n"
+    "--keep-split writes one shard per file of the input (a llama.cpp split set, or one file),\n"
+    "OUTPUT without .gguf as the prefix: PREFIX-00001-of-0000N.gguf, ... (the pipeline then\n"
+    "ends gguf:quantize[...,order=keep_split]:gguf[split_counts=N1 N2 ...]).\n\n"
     "examples:\n"
     "  ckhost quantize model-f16.gguf model-q4_k_m.gguf Q4_K_M\n"
     "  ckhost quantize --pure --output-tensor-type q8_0 model-f16.gguf out.gguf Q4_K_M 8\n"
     "  ckhost quantize --imatrix model.imatrix.gguf model-f16.gguf model-iq2_xxs.gguf IQ2_XXS\n"
-    "  ckhost quantize --override-kv general.name=str:Tiny model-f16.gguf out.gguf 15\n\n";
+    "  ckhost quantize --override-kv general.name=str:Tiny model-f16.gguf out.gguf 15\n"
+    "  ckhost quantize --keep-split model-f16-00001-of-00003.gguf model-q4_k_m.gguf Q4_K_M\n\n";
 
 // One --override-kv KEY=TYPE:VALUE as the meta `set` value llama-quantize's result equals:
 // gguf_set_val_u32 for int (llama.cpp since its PR 14182; earlier i32), gguf_set_val_f32 of the
@@ -161,15 +168,54 @@ std::string list_options(const QuantizeArgs& q) {
     return options;
 }
 
-std::string quantize_pipeline(const QuantizeArgs& q, const StageFlagValues& flags) {
-    if (q.keep_split)
+// --keep-split's refusals, before anything is read.
+void check_keep_split(const QuantizeArgs& q, const ConvertArgs& a) {
+    if (!q.prune_layers.empty())
         throw ck::usage_error(
-            "--keep-split is not taken yet: quantize to one file, then 'ckhost split' it (the "
-            "shards then follow a size or tensor count, not the input's)");
+            "--keep-split with --prune-layers is not taken: a pruned shard may be left without "
+            "tensors (llama-quantize fails there); quantize to one file, then 'ckhost split' it");
+    if (a.input == "-")
+        throw ck::usage_error(
+            "--keep-split with INPUT -: the shards of the input are read from its files; give "
+            "a file path");
+    if (a.output == "-")
+        throw ck::usage_error("--keep-split with OUTPUT -: it writes one file per input shard");
+    if (a.output.empty() || a.output.back() == '/')
+        throw ck::usage_error("OUTPUT '" + a.output +
+                              "' names no file: with --keep-split the shards are "
+                              "OUTPUT-00001-of-0000N.gguf (OUTPUT without .gguf)");
+}
+
+// The tensor count of each file of `input`, a llama.cpp split set or one file, as the gguf
+// reader reports them: its facts "shard 1 tensors", "shard 2 tensors", ... (inspect --json's
+// shard_1_tensors, ...), which only a set has.
+std::string input_shard_counts(const std::string& input, const Common& c) {
+    apply_globals(c);
+    ckhost::PluginRegistry registry(to_paths(c.plugin_dirs));
+    ck::RecordingContext context;  // the conversion reads the input again and warns then
+    const ckhost::PluginEntry& gguf = registry.get("gguf");
+    const std::unique_ptr<ck::Reader> reader(ckhost::call_plugin(
+        "gguf", [&] { return gguf.descriptor->create_reader(ck::Options(), context); }));
+    const ck::ModelHeader header = ckhost::call_plugin("gguf", [&] { return reader->open(input); });
+    std::vector<std::string> counts;
+    for (const auto& [fact, value] : header.format_facts)
+        if (fact == "shard " + std::to_string(counts.size() + 1) + " tensors")
+            counts.push_back(value);
+    if (counts.empty()) counts.push_back(std::to_string(header.tensors.size()));
+    return boost::algorithm::join(counts, " ");
+}
+
+// `split_counts` (with --keep-split): the quantize stage keeps the input's tensor order with
+// llama-quantize's key layout, and the writer ends a shard where each input shard ends.
+std::string quantize_pipeline(const QuantizeArgs& q, const StageFlagValues& flags,
+                              const std::string& split_counts) {
     std::string options = "mix=" + stage_value(q.type);
     if (const std::string more = flags.stage_options(); !more.empty()) options += "," + more;
     options += list_options(q);
-    return "gguf:quantize[" + options + "]" + override_stages(q.overrides) + ":gguf";
+    if (!split_counts.empty()) options += ",order=keep_split";
+    const std::string writer =
+        split_counts.empty() ? "gguf" : "gguf[split_counts=" + stage_value(split_counts) + "]";
+    return "gguf:quantize[" + options + "]" + override_stages(q.overrides) + ":" + writer;
 }
 
 }  // namespace
@@ -199,7 +245,8 @@ int quantize(const Args& args, OptionList* options_out) {
         "prune-layers", po::value(&q.prune_layers)->value_name("L0,L1,..."),
         "leave these layers out and renumber the rest (prune_layers)")(
         "keep-split", po::bool_switch(&q.keep_split),
-        "llama-quantize's one output shard per input shard: refused, not taken yet");
+        "one output shard per input shard, named OUTPUT-00001-of-0000N.gguf, ... (OUTPUT "
+        "without .gguf)");
     add_run_options(d, a);
     const std::vector<Argument> arguments = {{"INPUT", &a.input},
                                              {"OUTPUT", &a.output},
@@ -209,7 +256,15 @@ int quantize(const Args& args, OptionList* options_out) {
         return ok;
     require_arguments(arguments, 3, "quantize [options] INPUT OUTPUT TYPE [THREADS]");
     take_thread_count(q, c);
-    a.pipeline = quantize_pipeline(q, flags);
+    std::string split_counts;
+    if (q.keep_split) {
+        check_keep_split(q, a);
+        // The writer names the shards after -o PREFIX.gguf, as llama-quantize after OUTPUT
+        // without its .gguf.
+        if (!a.output.ends_with(".gguf")) a.output += ".gguf";
+        split_counts = input_shard_counts(a.input, c);
+    }
+    a.pipeline = quantize_pipeline(q, flags, split_counts);
     return run_conversion(a, c);
 }
 

@@ -26,6 +26,12 @@ WeightedQuantizeRowFn weighted_quantizer(std::uint32_t type);
 // IQ2_XS and IQ1_S. Their quantizers must not be called with weights == nullptr.
 bool quantizer_requires_weights(std::uint32_t type);
 
+// Whether each block of a row is quantized from its own values and weights alone, so that rows
+// may be concatenated into one call (each beside its weights) with the same bytes. False for
+// Q4_0, Q4_1, Q5_0 and Q5_1, whose weighted search scales the weights by the whole row's mean
+// square: call those one row at a time.
+bool weighted_blocks_are_independent(std::uint32_t type);
+
 // SIMD variants (src/avx2, src/avx512), byte-identical to the functions above; a type a variant
 // has no own function for gets the scalar one.
 // The quantizer for `type` in variant `isa` (calling it for an ISA the CPU lacks is the caller's
