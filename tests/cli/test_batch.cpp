@@ -313,13 +313,19 @@ BOOST_AUTO_TEST_CASE(ctrl_c_stops_every_job_and_leaves_nothing_behind) {
                     " " + (dir / "out" / name).string() + ".gguf\n";
         return text;
     };
-    // 21 tensors at 100 ms each: both running jobs are mid-write when the signal comes.
+    // 21 tensors at 200 ms each: both running jobs are mid-write when the signal comes. Wait
+    // until both have their temporary file rather than a fixed time: under the sanitizers on a
+    // loaded machine a job can take more than a second to start.
     fs::create_directory(dir / "out");
-    write_text(dir / "jobs.txt", jobs(100));
+    write_text(dir / "jobs.txt", jobs(200));
+    const auto wait_for_two_temporaries = [&dir] {
+        for (int waited = 0; sorted_entries(dir, "out").size() < 2u && waited < 30000; waited += 50)
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        BOOST_TEST_REQUIRE(sorted_entries(dir, "out").size() == 2u);  // two temporary files
+    };
     pid_t pid = cktest::spawn_ckhost(
         {"batch", (dir / "jobs.txt").string(), "--jobs", "2", "--plugin-dir", plugins});
-    std::this_thread::sleep_for(std::chrono::milliseconds(900));
-    BOOST_TEST_REQUIRE(sorted_entries(dir, "out").size() == 2u);  // two temporary files
+    wait_for_two_temporaries();
     ::kill(pid, SIGINT);  // the batch alone, as a scheduler or `kill -INT` would
     BOOST_TEST(cktest::wait_exit_code(pid) == 130);
     BOOST_TEST(sorted_entries(dir, "out").empty());
@@ -328,8 +334,7 @@ BOOST_AUTO_TEST_CASE(ctrl_c_stops_every_job_and_leaves_nothing_behind) {
     // (directly and forwarded), and must still stop cleanly rather than die on the second.
     pid = cktest::spawn_ckhost(
         {"batch", (dir / "jobs.txt").string(), "--jobs", "2", "--plugin-dir", plugins});
-    std::this_thread::sleep_for(std::chrono::milliseconds(900));
-    BOOST_TEST_REQUIRE(sorted_entries(dir, "out").size() == 2u);
+    wait_for_two_temporaries();
     const auto jobs_running = children_of(pid);
     BOOST_TEST_REQUIRE(jobs_running.size() == 2u);
     for (pid_t job : jobs_running) ::kill(job, SIGINT);
