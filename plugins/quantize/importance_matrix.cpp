@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 
 #include "ck/context.hpp"
 #include "ck/error.hpp"
@@ -19,9 +20,15 @@ namespace {
 constexpr std::string_view sums_suffix = ".in_sum2";
 constexpr std::string_view counts_suffix = ".counts";
 
-bool starts_with_gguf_magic(std::span<const std::byte> bytes) {
+// Read from the file's first bytes, not a mapping: a GGUF matrix is then mapped once, by the
+// GGUF reader. A file that cannot be read is not GGUF here; mapping it for parse_dat then
+// reports why.
+bool starts_with_gguf_magic(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    char magic[4] = {};
+    in.read(magic, sizeof magic);
     // Either byte order spells the magic the same way: it is four characters, not a number.
-    return bytes.size() >= 4 && std::memcmp(bytes.data(), "GGUF", 4) == 0;
+    return in.gcount() == sizeof magic && std::memcmp(magic, "GGUF", sizeof magic) == 0;
 }
 
 // A string stored with a length prefix, cut at its first NUL as llama.cpp's C strings are.
@@ -75,10 +82,10 @@ std::vector<float> normalize(const std::vector<float>& sums, const std::vector<f
 }  // namespace
 
 ImportanceMatrix ImportanceMatrix::load(const std::filesystem::path& path) {
-    const auto mapped = ck::MappedFile::open(path);
-    const ImportanceMatrix loaded = starts_with_gguf_magic(mapped->bytes())
-                                        ? load_gguf(path)
-                                        : parse_dat(mapped->bytes(), path.string());
+    const ImportanceMatrix loaded =
+        starts_with_gguf_magic(path)
+            ? load_gguf(path)
+            : parse_dat(ck::MappedFile::open(path)->bytes(), path.string());
     loaded.refuse_non_finite(path.string());
     return loaded;
 }

@@ -304,13 +304,13 @@ class Planner {
         MixPlan result;
         result.file_type = settings_.mix.file_type;
         result.tensors.resize(header_.tensors.size());
-        std::vector<std::size_t> order(header_.tensors.size());
-        std::iota(order.begin(), order.end(), std::size_t{0});
-        if (!settings_.input_order)
-            std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-                return ck::llama::loader_order_less(header_.tensors[a].name,
-                                                    header_.tensors[b].name);
-            });
+        std::vector<std::size_t> order;
+        if (settings_.input_order) {
+            order.resize(header_.tensors.size());
+            std::iota(order.begin(), order.end(), std::size_t{0});
+        } else {
+            order = ck::llama::loader_order(header_);
+        }
         for (std::size_t i : order) result.tensors[i] = choose(header_.tensors[i]);
         return result;
     }
