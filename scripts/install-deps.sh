@@ -11,6 +11,9 @@ packages=(
   libyaml-dev  # the hf reader reads a model card's YAML front matter (plugins/hf/model_card.cpp)
   libbenchmark-dev python3 python3-numpy
   python3-jsonschema  # validates every command's --json output against docs/schema/ (tests/json)
+  # encodes with the hf writer's tokenizer.model and the original, as a SentencePiece
+  # independent of ckhost (tests/hf/test_hf_export_tokenizer.cpp; it skips without it)
+  python3-sentencepiece
   zsh  # the zsh completion test loads the generated script (it skips without zsh)
   universal-ctags  # tests/check_function_length.py lists every function with its length
   # tests/slurm: a one-node Slurm cluster the test starts itself (its own munge key and

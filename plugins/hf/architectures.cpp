@@ -238,6 +238,23 @@ const Architecture* find_architecture(std::string_view hf_class) {
     return nullptr;
 }
 
+const Architecture* find_architecture_by_arch(std::string_view arch) {
+    for (const Architecture& a : architectures())
+        if (a.arch == arch) return &a;
+    return nullptr;
+}
+
+std::string supported_architectures() {
+    std::string s;
+    for (const Architecture& a : architectures()) {
+        std::string classes;
+        for (std::string_view c : a.classes)
+            classes += (classes.empty() ? "" : ", ") + std::string(c);
+        s += (s.empty() ? "" : ", ") + std::string(a.arch) + " (" + classes + ")";
+    }
+    return s;
+}
+
 std::string supported_classes() {
     std::string s;
     for (const Architecture& a : architectures())

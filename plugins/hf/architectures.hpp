@@ -47,6 +47,14 @@ struct KeyRule {
     double fallback = 0;  // Presence::defaulted: the converter's default
 };
 
+// The tensors outside the layers, alike in every family (the reader maps them, the writer maps
+// them back).
+inline constexpr NameRule model_names[] = {
+    {"model.embed_tokens", "token_embd"},
+    {"model.norm", "output_norm"},
+    {"lm_head", "output"},
+};
+
 // Per-expert tensors the converter stacks into one tensor per layer and part.
 struct ExpertPart {
     std::string_view hf;    // "w1", "gate_proj"
@@ -81,9 +89,14 @@ struct Architecture {
 
 // The description for a Hugging Face class, or nullptr.
 const Architecture* find_architecture(std::string_view hf_class);
+// The description whose general.architecture is `arch`, or nullptr (the hf writer's way in).
+const Architecture* find_architecture_by_arch(std::string_view arch);
 // The config names ModelBase takes block_count from (find_hparam), for every class alike.
 std::vector<const char*> block_count_names();
 // "LlamaForCausalLM, ..." for messages.
 std::string supported_classes();
+// "llama (LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM), qwen2 (...), ..." for
+// messages.
+std::string supported_architectures();
 
 }  // namespace ckplugin::hf

@@ -120,4 +120,10 @@ std::string pre_tokenizer_name(const json& tokenizer, const std::string& file) {
                     file, std::nullopt, "pre_tokenizer");
 }
 
+std::optional<KnownPreTokenizerConfig> known_pre_tokenizer(std::string_view name) {
+    for (const KnownPreTokenizer& known : known_pre_tokenizers())
+        if (name == known.name) return KnownPreTokenizerConfig{known.normalizer, known.steps};
+    return std::nullopt;
+}
+
 }  // namespace ckplugin::hf

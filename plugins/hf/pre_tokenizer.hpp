@@ -6,7 +6,9 @@
 // the split. A configuration not in the table is refused, never guessed.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -15,5 +17,15 @@ namespace ckplugin::hf {
 // The pre-tokenizer name for tokenizer.json `tokenizer`; throws ck::Error naming `file` and the
 // unknown configuration (normalizer and pre_tokenizer JSON) when it is not a known one.
 std::string pre_tokenizer_name(const nlohmann::json& tokenizer, const std::string& file);
+
+// The table's entry for a name, for the way back (export_tokenizer.cpp writes a tokenizer.json
+// this table names `name` again): the normalizer (null: none) and the pre-tokenizer steps in
+// the reduced form the table compares (Split: type, pattern, behavior, invert; ByteLevel: type,
+// add_prefix_space, use_regex). nullopt for a name not in the table.
+struct KnownPreTokenizerConfig {
+    nlohmann::json normalizer;
+    nlohmann::json steps;
+};
+std::optional<KnownPreTokenizerConfig> known_pre_tokenizer(std::string_view name);
 
 }  // namespace ckplugin::hf

@@ -18,25 +18,6 @@ using nlohmann::ordered_json;
 namespace ckplugin::hf {
 namespace {
 
-// gguf-py's key for each special token type it has a writer for: cls has none (the converter
-// skips it with a warning, although llama.cpp reads tokenizer.ggml.cls_token_id), and
-// add_<type>_token exists for bos, eos and sep only.
-struct SpecialType {
-    const char* type;
-    const char* id_key;
-    bool has_add_key;
-};
-constexpr SpecialType special_types[] = {
-    {"bos", "tokenizer.ggml.bos_token_id", true},
-    {"eos", "tokenizer.ggml.eos_token_id", true},
-    {"unk", "tokenizer.ggml.unknown_token_id", false},
-    {"sep", "tokenizer.ggml.seperator_token_id", true},  // gguf's spelling
-    {"pad", "tokenizer.ggml.padding_token_id", false},
-    {"mask", "tokenizer.ggml.mask_token_id", false},
-    {"eot", "tokenizer.ggml.eot_token_id", false},
-    {"eom", "tokenizer.ggml.eom_token_id", false},
-};
-
 const SpecialType* find_type(const std::string& type) {
     for (const SpecialType& t : special_types)
         if (type == t.type) return &t;

@@ -28,6 +28,26 @@ struct TokenizerFiles {
     const nlohmann::ordered_json* config = nullptr;          // config.json
 };
 
+// gguf-py's key for each special token type it has a writer for (the reader writes them, the
+// hf writer reads them back): cls has none (the converter skips it with a warning, although
+// llama.cpp reads tokenizer.ggml.cls_token_id), and add_<type>_token exists for bos, eos and
+// sep only.
+struct SpecialType {
+    const char* type;
+    const char* id_key;
+    bool has_add_key;
+};
+inline constexpr SpecialType special_types[] = {
+    {"bos", "tokenizer.ggml.bos_token_id", true},
+    {"eos", "tokenizer.ggml.eos_token_id", true},
+    {"unk", "tokenizer.ggml.unknown_token_id", false},
+    {"sep", "tokenizer.ggml.seperator_token_id", true},  // gguf's spelling
+    {"pad", "tokenizer.ggml.padding_token_id", false},
+    {"mask", "tokenizer.ggml.mask_token_id", false},
+    {"eot", "tokenizer.ggml.eot_token_id", false},
+    {"eom", "tokenizer.ggml.eom_token_id", false},
+};
+
 // A JSON file of the folder, or nullopt when there is none; throws ck::Error when it is not JSON.
 std::optional<nlohmann::ordered_json> read_json_file(const std::filesystem::path& path);
 // The same, unordered (for tokenizer.json).

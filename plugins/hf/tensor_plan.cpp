@@ -15,12 +15,6 @@ namespace {
 using Action = PlannedTensor::Action;
 using ck::GgmlType;
 
-constexpr NameRule model_names[] = {
-    {"model.embed_tokens", "token_embd"},
-    {"model.norm", "output_norm"},
-    {"lm_head", "output"},
-};
-
 [[noreturn]] void tensor_failure(const PlanInputs& in, const StoredTensor& t,
                                  const std::string& what) {
     throw ck::Error("tensor '" + t.info->name + "' " + what, in.checkpoint.file_of(t.shard),

@@ -1,7 +1,5 @@
 #include "safetensors_writer.hpp"
 
-#include <boost/endian/conversion.hpp>
-
 #include <unordered_set>
 
 #include <nlohmann/json.hpp>
@@ -151,16 +149,13 @@ std::uint64_t add_tensor_entries(ordered_json& json, const ModelHeader& header,
 // What comes before the data: the header's length (8 bytes, little-endian), then the header,
 // padded with spaces so the data starts aligned.
 std::string header_preamble(const ordered_json& json, Context& context) {
-    std::string text = json.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
-    text.append((data_alignment - (8 + text.size()) % data_alignment) % data_alignment, ' ');
-    if (text.size() > reference_header_limit)
-        context.warn("the safetensors header is " + std::to_string(text.size()) +
+    std::string preamble = ck::safetensors::file_preamble(
+        json.dump(-1, ' ', false, ordered_json::error_handler_t::replace));
+    if (const std::size_t header = preamble.size() - 8; header > reference_header_limit)
+        context.warn("the safetensors header is " + std::to_string(header) +
                      " bytes; Hugging Face's safetensors library refuses headers over " +
                      std::to_string(reference_header_limit));
-    std::string preamble(8, '\0');
-    boost::endian::endian_store<std::uint64_t, 8, boost::endian::order::little>(
-        reinterpret_cast<unsigned char*>(preamble.data()), text.size());
-    return preamble + text;
+    return preamble;
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "ck/llama/llama_keys.hpp"
+#include "ck/support/python_float.hpp"
 
 namespace ckplugin::bump {
 using namespace ck;
@@ -35,10 +36,8 @@ struct Config {
 // The file's text: keys in bump.md's order, two-space indent, trailing newline.
 std::string render_config_json(const Config& config);
 
-// Python's repr() of a float: the shortest digits that read back to the same value (of the
-// f32 when single_precision), fixed notation for 1e-4 <= |x| < 1e16 with at least one digit
-// after the point, otherwise d.ddde-XX. NaN and infinities as Python's json writes them.
-std::string python_float_repr(double value, bool single_precision);
+// Python's repr() of a float (the support library's, shared with the hf writer).
+using support::python_float_repr;
 // A JSON string as Python's json module writes it (ensure_ascii: non-ASCII as \uXXXX).
 std::string python_json_string(std::string_view utf8);
 

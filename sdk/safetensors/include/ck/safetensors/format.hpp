@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -72,6 +73,20 @@ inline bool is_foreign_dtype(std::string_view name) {
 // ggml's ne (innermost first) <-> PyTorch's shape (outermost first).
 inline std::vector<std::int64_t> reversed(const std::vector<std::int64_t>& dims) {
     return {dims.rbegin(), dims.rend()};
+}
+
+// What comes before a file's data: the header's length N (8 bytes, little-endian), then the
+// header's JSON text padded with spaces to N bytes so that the data starts data_alignment-aligned.
+// One place for the container's framing: the safetensors plugin and the hf writer both write it.
+inline std::string file_preamble(std::string_view header_json) {
+    const std::uint64_t length =
+        header_json.size() +
+        (data_alignment - (8 + header_json.size()) % data_alignment) % data_alignment;
+    std::string preamble(8, '\0');
+    for (std::size_t i = 0; i < 8; ++i) preamble[i] = static_cast<char>((length >> (8 * i)) & 0xff);
+    preamble += header_json;
+    preamble.resize(8 + length, ' ');
+    return preamble;
 }
 
 }  // namespace ck::safetensors
