@@ -16,6 +16,9 @@ packages=(
   python3-sentencepiece
   zsh  # the zsh completion test loads the generated script (it skips without zsh)
   universal-ctags  # tests/check_function_length.py lists every function with its length
+  # tests/compare renders `ckhost compare --report`'s HTML to a PNG in headless Chromium, to see
+  # the report in a real browser (the test skips without it).
+  chromium
   # tests/slurm: a one-node Slurm cluster the test starts itself (its own munge key and
   # slurm.conf in a temporary directory), to run ckhost batch as a real job array.
   munge slurmctld slurmd slurm-client

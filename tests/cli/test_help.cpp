@@ -195,6 +195,7 @@ BOOST_AUTO_TEST_CASE(command_help_lists_only_the_global_options_it_uses) {
         {"batch", every},
         {"inspect", {"--plugin-dir", "--json"}},
         {"verify", {"--plugin-dir", "--json"}},
+        {"compare", {"--plugin-dir", "--isa", "--threads", "--no-sync", "--quiet", "--json"}},
         {"plugins", {"--plugin-dir", "--isa", "--threads", "--json"}},
         {"batch-report", {"--no-sync", "--json"}},
         {"completion", {"--plugin-dir"}},

@@ -82,7 +82,8 @@ with tempfile.TemporaryDirectory(prefix="ckhost-json-") as tmp:
         f"gguf:headpack:bump {sample} out/a/\n"
         f"gguf:gguf {t}/missing.gguf out/b.gguf\n"
         f"gguf:nosuchstage:gguf {sample} out/c.gguf\n")
-    (t / "ok-jobs.txt").write_text(f"gguf:gguf {sample} out/d.gguf\n")
+    (t / "ok-jobs.txt").write_text(f"gguf:gguf {sample} out/d.gguf\n"
+                                   f"compare {sample} out/d.gguf --report out/d.html\n")
 
     # convert: success, dry run, up to date, and each kind of failure.
     main = run("convert", ["--pipeline", "gguf:headpack:bump", "-i", sample, "-o", "out/", "--json", "-q"], 0, t)
@@ -140,6 +141,22 @@ with tempfile.TemporaryDirectory(prefix="ckhost-json-") as tmp:
     run("verify", ["verify", sample, "garbage.bin", "--json"], 1, t)
     run("verify", ["verify", "garbage.bin", "--json"], 1, t)
     run("verify", ["verify", "--json", "--bogus", sample], 2, t)
+
+    # compare: a file against itself and a quant of it (identical tensors: snr_db null), with a
+    # report and an importance matrix; NaN in one file; --update up to date; failures.
+    imatrix = str(pathlib.Path(__file__).resolve().parent.parent / "data" / "imatrix" /
+                  "micro-llama-f16.imatrix.gguf")
+    subprocess.run([ckhost, "-q", "--pipeline", "gguf:dequant:quantize[mix=q8_0]:gguf", "-i", sample, "-o",
+                    str(t / "q8.gguf")], check=True)
+    compared = run("compare", ["compare", sample, sample, "q8.gguf", "--json", "--report", "c.html",
+                               "--imatrix", imatrix], 0, t)
+    run("compare", ["compare", sample, "nan.gguf", "--json"], 0, t)
+    run("compare", ["compare", sample, "q8.gguf", "--json", "--report", "u.html", "--update"], 0, t)
+    run("compare", ["compare", sample, "q8.gguf", "--json", "--report", "u.html", "--update"], 0, t)
+    run("compare", ["compare", sample, "missing.gguf", "--json"], 1, t)
+    run("compare", ["compare", sample, "q8.gguf", "--json", "--report", "c.html"], 1, t)  # exists
+    run("compare", ["compare", sample, "--json"], 2, t)
+    run("compare", ["compare", sample, sample, "--top", "0", "--json"], 2, t)
 
     # plugins: the list, and a plugin directory that is not there.
     plugins = run("plugins", ["plugins", "--json"], 0, t)
@@ -201,6 +218,18 @@ with tempfile.TemporaryDirectory(prefix="ckhost-json-") as tmp:
             x["stored_bytes"] = str(x["stored_bytes"])
         for change in (stored_bytes_without_type, stored_bytes_as_text):
             refused("inspect.schema.json", lite, change)
+    if compared:
+        def infinite_snr_as_text(d):
+            """the SNR of identical tensors as the string "inf" """
+            d["comparisons"][0]["tensors"][0]["snr_db"] = "inf"
+        def figures_without_identical(d):
+            """a model's figures without "identical" """
+            del d["comparisons"][0]["model"]["identical"]
+        def unknown_status(d):
+            """a tensor status the contract does not have"""
+            d["comparisons"][0]["tensors"][0]["status"] = "skipped"
+        for change in (infinite_snr_as_text, figures_without_identical, unknown_status):
+            refused("compare.schema.json", compared, change)
     if plugins:
         def kinds_as_text(d):
             """kinds as a comma-separated string"""

@@ -1,4 +1,4 @@
-// The importance matrix loader (plugins/quantize/importance_matrix.cpp) on llama-imatrix's own
+// The importance matrix loader (sdk/imatrix/importance_matrix.cpp) on llama-imatrix's own
 // files (tests/data/imatrix/: the same run written as GGUF and as legacy .dat), and every
 // refusal on a damaged copy of them.
 #include <boost/test/unit_test.hpp>

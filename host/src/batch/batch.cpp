@@ -30,6 +30,8 @@
 #include "ck/output.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/json_output.hpp"
+#include "compare/compare.hpp"
+#include "inspect/inspect.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/recipe.hpp"
 
@@ -88,13 +90,30 @@ class Planner {
     const std::vector<fs::path>& new_directories() const { return new_directories_; }
 
   private:
-    void plan(JobState& s) {
+    // The files the job writes, and what their recipe record says of them.
+    void plan_outputs(JobState& s) {
+        if (s.job.compare) {
+            const compare::CompareSettings settings = compare_settings(s.job);
+            // Every file is opened, as a conversion's input is planned: one that cannot be read
+            // fails the job before it runs.
+            ck::RecordingContext quiet;
+            for (const fs::path& input : s.job.compare_files().inputs)
+                open_with_any_reader(registry_, input, quiet);
+            if (!settings.report.empty()) s.outputs = {settings.report};
+            if (!force_ && !s.outputs.empty())
+                s.freshness = check_recipe(compare::compare_recipe(settings), s.outputs);
+            return;
+        }
         const Conversion files = s.job.files();
+        Pipeline pipeline(registry_, s.job.pipeline);
+        pipeline.plan(files.input, files.output);
+        s.outputs = pipeline.outputs();
+        if (!force_) s.freshness = check_recipe(pipeline.recipe(files.input), s.outputs);
+    }
+
+    void plan(JobState& s) {
         try {
-            Pipeline pipeline(registry_, s.job.pipeline);
-            pipeline.plan(files.input, files.output);
-            s.outputs = pipeline.outputs();
-            if (!force_) s.freshness = check_recipe(pipeline.recipe(files.input), s.outputs);
+            plan_outputs(s);
         } catch (const ck::Error& e) {
             s.status = Status::failed;
             s.exit_code = exit_code_for(e.kind());
@@ -144,6 +163,18 @@ ShardItem shard_item(PluginRegistry& registry, const BatchJob& job) {
         if (!normal.has_filename()) normal = normal.parent_path();  // out/ and out are one
         return normal.string();
     };
+    std::error_code ec;
+    if (job.compare) {
+        // Its report, or (none) a key of its own; it reads every input.
+        const CompareJob files = job.compare_files();
+        item.keys.push_back(files.report.empty() ? "compare job at " + job.where
+                                                 : key(files.report));
+        for (const fs::path& input : files.inputs) {
+            const auto size = fs::file_size(input, ec);
+            item.weight += ec ? 0 : size;
+        }
+        return item;
+    }
     const Conversion files = job.files();
     try {
         Pipeline pipeline(registry, job.pipeline);
@@ -152,7 +183,6 @@ ShardItem shard_item(PluginRegistry& registry, const BatchJob& job) {
     } catch (const ck::Error&) {
     }
     if (item.keys.empty()) item.keys.push_back(key(files.output));
-    std::error_code ec;
     const auto size = fs::file_size(files.input, ec);
     item.weight = ec ? 0 : size;
     return item;

@@ -50,16 +50,53 @@ std::string status_name(Status s) {
     return std::string(ck::enum_name(status_names, s, "?"));
 }
 
+compare::CompareSettings compare_settings(const BatchJob& job) {
+    const CompareJob files = job.compare_files();
+    compare::CompareSettings settings;
+    settings.a = files.inputs.front();
+    settings.b.assign(files.inputs.begin() + 1, files.inputs.end());
+    settings.report = files.report;
+    settings.imatrix = files.imatrix;
+    return settings;
+}
+
+namespace {
+
+// A path as an argument of its own: one that starts with '-' would read as an option.
+std::string argument(const fs::path& path) {
+    return path.native().starts_with('-') ? "./" + path.string() : path.string();
+}
+
+// `ckhost compare` with the job's files; --update when it writes a report, so that a report
+// its recipe record says is up to date is skipped as a conversion's outputs are.
+std::vector<std::string> compare_command(const BatchJob& job) {
+    const CompareJob files = job.compare_files();
+    std::vector<std::string> args = {boost::dll::program_location().string(), "compare", "--json",
+                                     "--quiet"};
+    for (const fs::path& input : files.inputs) args.push_back(argument(input));
+    if (!files.report.empty()) {
+        args.push_back("--report=" + files.report.string());
+        args.push_back("--update");
+    }
+    if (!files.imatrix.empty()) args.push_back("--imatrix=" + files.imatrix.string());
+    if (files.top) args.push_back("--top=" + std::to_string(*files.top));
+    return args;
+}
+
+}  // namespace
+
 std::vector<std::string> job_command(const BatchSettings& settings, const BatchJob& job) {
     const Conversion files = job.files();
-    std::vector<std::string> args = {boost::dll::program_location().string(),
-                                     "convert",
-                                     "--pipeline=" + job.pipeline,
-                                     "--input=" + files.input.string(),
-                                     "--output=" + files.output.string(),
-                                     "--json",
-                                     "--quiet",
-                                     "--update"};
+    std::vector<std::string> args =
+        job.compare ? compare_command(job)
+                    : std::vector<std::string>{boost::dll::program_location().string(),
+                                               "convert",
+                                               "--pipeline=" + job.pipeline,
+                                               "--input=" + files.input.string(),
+                                               "--output=" + files.output.string(),
+                                               "--json",
+                                               "--quiet",
+                                               "--update"};
     // --force converts whatever the record says; --update still records the recipe.
     if (settings.force) args.push_back("--force");
     for (const auto& dir : settings.plugin_dirs) args.push_back("--plugin-dir=" + dir);
@@ -70,7 +107,7 @@ std::vector<std::string> job_command(const BatchSettings& settings, const BatchJ
     const unsigned jobs = std::max(1u, settings.parallel);
     const unsigned share = std::max(1u, settings.threads / jobs);
     args.push_back("--threads=" + std::to_string(share));
-    if (settings.max_memory)
+    if (settings.max_memory && !job.compare)
         args.push_back("--max-memory=" +
                        std::to_string(std::max<std::uint64_t>(1, settings.max_memory / jobs)));
     return args;
@@ -150,6 +187,13 @@ json job_json(const JobState& s) {
               {"status", status_name(s.status)},
               {"seconds", s.seconds}};
     j["exit_code"] = s.exit_code ? json(*s.exit_code) : json(nullptr);
+    if (s.job.compare) {
+        json inputs = json::array();
+        for (const auto& input : s.job.compare->inputs) inputs.push_back(input.string());
+        j["compare"] = {{"inputs", inputs},
+                        {"report", s.job.compare->report.string()},
+                        {"imatrix", s.job.compare->imatrix.string()}};
+    }
     // Why it was skipped or converted again is a reason; anything else said is an error.
     if (!s.message.empty())
         j[s.status == Status::skipped || s.status == Status::ok ? "reason" : "error"] = s.message;

@@ -15,6 +15,7 @@
 
 #include "batch/batch.hpp"
 #include "batch/batch_jobs.hpp"
+#include "compare/compare.hpp"
 #include "pipeline/recipe.hpp"
 
 namespace ckhost::batch_detail {
@@ -40,8 +41,10 @@ struct JobState {
     json report;  // the job's own `convert --json` report
 };
 
-// The child `ckhost convert` command line of a job.
+// The child `ckhost convert` (or `ckhost compare`) command line of a job.
 std::vector<std::string> job_command(const BatchSettings& settings, const BatchJob& job);
+// A compare job's files, resolved, as `ckhost compare` takes them.
+compare::CompareSettings compare_settings(const BatchJob& job);
 // Runs a job as a child process and records how it ended in `s`.
 void run_job(const BatchSettings& settings, JobState& s);
 std::string seconds_text(double seconds);

@@ -2,6 +2,7 @@
 
 #include <boost/program_options/parsers.hpp>
 
+#include <charconv>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +26,61 @@ void refuse_standard_streams(const Conversion& job, const std::string& where) {
                               "named '-')");
 }
 
+// A compare job as read (a line or a JSON object), checked as `ckhost compare` would check it.
+BatchJob compare_job(CompareJob compare, const std::string& where) {
+    if (compare.inputs.size() < 2)
+        throw ck::usage_error(where + ": expected compare A B [B...], found " +
+                              std::to_string(compare.inputs.size()) + " file" +
+                              (compare.inputs.size() == 1 ? "" : "s"));
+    if (compare.top && *compare.top < 1)
+        throw ck::usage_error(where + ": --top " + std::to_string(*compare.top) +
+                              ": expected a number of tensors, at least 1");
+    BatchJob job;
+    job.pipeline = "compare";
+    job.input = compare.inputs.front();
+    job.output = compare.report;
+    job.where = where;
+    for (const auto& input : compare.inputs) refuse_standard_streams({"", input, ""}, where);
+    refuse_standard_streams({"", "", compare.report}, where);
+    if (compare.imatrix == "-") refuse_standard_streams({"", compare.imatrix, ""}, where);
+    job.compare = std::move(compare);
+    return job;
+}
+
+long long top_value(const std::string& text, const std::string& where) {
+    long long top = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), top);
+    if (ec != std::errc() || end != text.data() + text.size())
+        throw ck::usage_error(where + ": --top " + text + ": expected a number of tensors");
+    return top;
+}
+
+// `compare A B [B...] [--report FILE] [--imatrix FILE] [--top N]`: the fields after `compare`,
+// each option as `--name VALUE` or `--name=VALUE`.
+BatchJob compare_line(const std::vector<std::string>& fields, const std::string& where) {
+    CompareJob compare;
+    for (std::size_t i = 1; i < fields.size(); ++i) {
+        const std::string& field = fields[i];
+        if (!field.starts_with("--")) {
+            compare.inputs.emplace_back(field);
+            continue;
+        }
+        const auto equals = field.find('=');
+        const std::string name = field.substr(2, equals == std::string::npos ? equals : equals - 2);
+        if (name != "report" && name != "imatrix" && name != "top")
+            throw ck::usage_error(where + ": unknown compare option " + field.substr(0, equals) +
+                                  " (a compare job takes --report, --imatrix and --top)");
+        if (equals == std::string::npos && i + 1 == fields.size())
+            throw ck::usage_error(where + ": --" + name + " needs a value");
+        const std::string value =
+            equals == std::string::npos ? fields[++i] : field.substr(equals + 1);
+        if (name == "report") compare.report = value;
+        if (name == "imatrix") compare.imatrix = value;
+        if (name == "top") compare.top = top_value(value, where);
+    }
+    return compare_job(std::move(compare), where);
+}
+
 std::vector<BatchJob> parse_text(std::string_view text, const std::string& source) {
     std::vector<BatchJob> jobs;
     std::istringstream lines{std::string(text)};
@@ -39,6 +95,10 @@ std::vector<BatchJob> parse_text(std::string_view text, const std::string& sourc
         } catch (const std::exception& e) {
             throw ck::usage_error(where + ": " + e.what());
         }
+        if (!fields.empty() && fields[0] == "compare") {
+            jobs.push_back(compare_line(fields, where));
+            continue;
+        }
         if (fields.size() != 3)
             throw ck::usage_error(where + ": expected PIPELINE INPUT OUTPUT, found " +
                                   std::to_string(fields.size()) + " field" +
@@ -47,6 +107,34 @@ std::vector<BatchJob> parse_text(std::string_view text, const std::string& sourc
         refuse_standard_streams(jobs.back(), where);
     }
     return jobs;
+}
+
+// {"compare": [A, B, ...], "report", "imatrix", "top"}: a compare job in a JSON list.
+BatchJob compare_object(const nlohmann::json& item, const std::string& where) {
+    CompareJob compare;
+    for (const auto& [key, value] : item.items()) {
+        if (key == "compare") {
+            if (!value.is_array())
+                throw ck::usage_error(where + ": 'compare' must be an array of files [A, B, ...]");
+            for (const auto& file : value) {
+                if (!file.is_string())
+                    throw ck::usage_error(where + ": 'compare' must hold file names (strings)");
+                compare.inputs.emplace_back(file.get<std::string>());
+            }
+        } else if (key == "report" || key == "imatrix") {
+            if (!value.is_string())
+                throw ck::usage_error(where + ": '" + key + "' must be a string");
+            (key == "report" ? compare.report : compare.imatrix) = value.get<std::string>();
+        } else if (key == "top") {
+            if (!value.is_number_integer())
+                throw ck::usage_error(where + ": 'top' must be an integer");
+            compare.top = value.get<long long>();
+        } else {
+            throw ck::usage_error(where + ": unknown key '" + key +
+                                  "' (a compare job has compare, report, imatrix and top)");
+        }
+    }
+    return compare_job(std::move(compare), where);
 }
 
 std::vector<BatchJob> parse_json(std::string_view text, const std::string& source) {
@@ -65,6 +153,10 @@ std::vector<BatchJob> parse_json(std::string_view text, const std::string& sourc
         const auto& item = doc[i];
         if (!item.is_object())
             throw ck::usage_error(where + ": expected an object {pipeline, input, output}");
+        if (item.contains("compare")) {
+            jobs.push_back(compare_object(item, where));
+            continue;
+        }
         for (const auto& [key, value] : item.items()) {
             if (key != "pipeline" && key != "input" && key != "output")
                 throw ck::usage_error(where + ": unknown key '" + key +
@@ -106,6 +198,18 @@ std::string job_line(const Conversion& job) {
            quoted_field(job.output.string()) + "\n";
 }
 
+std::string job_line(const BatchJob& job) {
+    if (!job.compare) return job_line(static_cast<const Conversion&>(job));
+    std::string line = "compare";
+    for (const auto& input : job.compare->inputs) line += " " + quoted_field(input.string());
+    if (!job.compare->report.empty())
+        line += " --report " + quoted_field(job.compare->report.string());
+    if (!job.compare->imatrix.empty())
+        line += " --imatrix " + quoted_field(job.compare->imatrix.string());
+    if (job.compare->top) line += " --top " + std::to_string(*job.compare->top);
+    return line + "\n";
+}
+
 std::vector<BatchJob> parse_jobs(std::string_view text, const std::string& source) {
     const auto first = text.find_first_not_of(" \t\r\n");
     std::vector<BatchJob> jobs = (first != std::string_view::npos && text[first] == '[')
@@ -124,7 +228,15 @@ Conversion BatchJob::files() const {
     return {pipeline, resolved(input), resolved(output)};
 }
 
-Conversion job_seen_from(const BatchJob& job, const fs::path& folder) {
+CompareJob BatchJob::compare_files() const {
+    CompareJob files = *compare;
+    for (auto& file : files.inputs) file = resolved(file);
+    if (!files.report.empty()) files.report = resolved(files.report);
+    if (!files.imatrix.empty()) files.imatrix = resolved(files.imatrix);
+    return files;
+}
+
+BatchJob job_seen_from(const BatchJob& job, const fs::path& folder) {
     const fs::path from = fs::absolute(folder.empty() ? fs::path(".") : folder).lexically_normal();
     const auto seen = [&](const fs::path& path) {
         if (path.empty() || path.is_absolute()) return path;
@@ -135,7 +247,15 @@ Conversion job_seen_from(const BatchJob& job, const fs::path& folder) {
         if (path.native().ends_with('/') && !relative.native().ends_with('/')) relative += "/";
         return relative;
     };
-    return {job.pipeline, seen(job.input), seen(job.output)};
+    BatchJob moved = job;
+    moved.input = seen(job.input);
+    moved.output = seen(job.output);
+    if (moved.compare) {
+        for (auto& file : moved.compare->inputs) file = seen(file);
+        moved.compare->report = seen(moved.compare->report);
+        moved.compare->imatrix = seen(moved.compare->imatrix);
+    }
+    return moved;
 }
 
 }  // namespace ckhost

@@ -11,6 +11,8 @@ const std::vector<Command>& command_table() {
         {"merge", "merge FIRST_SHARD OUTPUT", commands::merge},
         {"inspect", "inspect FILE... [--json] [--tensors] [--kv KEY]...", commands::inspect},
         {"verify", "verify FILE... [--data] [--json]", commands::verify},
+        {"compare", "compare A B [B...] [--report FILE.html] [--imatrix FILE] [--top N]",
+         commands::compare},
         {"plugins", "plugins [--json]", commands::plugins},
         {"batch", "batch JOBS [--jobs N] [--json] [--force] [--shard K/N|auto]", commands::batch},
         {"batch-report", "batch-report DIR [--resubmit FILE] [--json]", commands::batch_report},
@@ -44,6 +46,8 @@ std::string main_usage() {
         "    ckhost merge shards/model-00001-of-00003.gguf model.gguf\n"
         "  look inside a file; check every value in it:\n"
         "    ckhost inspect model.gguf         ckhost verify --data model.gguf\n"
+        "  how much a quant changed each tensor, in figures and in a picture:\n"
+        "    ckhost compare model-f16.gguf model-q4_k_m.gguf --report q4_k_m.html\n"
         "  edit metadata:\n"
         "    ckhost --pipeline 'gguf:meta[set=general.name=str:My Model]:gguf' -i m.gguf -o "
         "new.gguf\n"

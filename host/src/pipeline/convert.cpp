@@ -4,7 +4,6 @@
 
 #include <sys/stat.h>
 #include <unistd.h>
-#include <boost/dll/runtime_symbol_info.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -41,17 +40,11 @@ json Pipeline::recipe(const fs::path& input) const {
                           {"options", s->spec.options},
                           {"plugin_version", s->plugin->descriptor->version},
                           {"plugin_sha256", file_digest(s->plugin->path)}});
-    // The host decides things too (the file-type rule, ckhost.* keys), so its own build counts:
-    // the program and the SDK library the plugins share.
-    const fs::path program = boost::dll::program_location();
-    const fs::path sdk = boost::dll::symbol_location_ptr(&ck::thread_count);
+    // The host decides things too (the file-type rule, ckhost.* keys), so its own build counts.
     return {{"pipeline", text_},
             {"stages", stages},
             {"input", input_identity(input)},
-            {"ckhost",
-             {{"version", CKHOST_VERSION},
-              {"sha256", file_digest(program)},
-              {"sdk_sha256", file_digest(sdk)}}}};
+            {"ckhost", ckhost_build_identity()}};
 }
 
 const std::string& Pipeline::writer_name() const {

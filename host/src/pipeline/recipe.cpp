@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <boost/dll/runtime_symbol_info.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -12,6 +14,7 @@
 #include <mutex>
 
 #include "ck/error.hpp"
+#include "ck/parallel.hpp"
 #include "io/checksum.hpp"
 
 namespace fs = std::filesystem;
@@ -135,6 +138,14 @@ std::string file_digest(const fs::path& path) {
     auto it = digests.find(path);
     if (it == digests.end()) it = digests.emplace(path, sha256_file(path)).first;
     return it->second;
+}
+
+json ckhost_build_identity() {
+    const fs::path program = boost::dll::program_location();
+    const fs::path sdk = boost::dll::symbol_location_ptr(&ck::thread_count);
+    return {{"version", CKHOST_VERSION},
+            {"sha256", file_digest(program)},
+            {"sdk_sha256", file_digest(sdk)}};
 }
 
 Freshness check_recipe(const json& recipe, const std::vector<fs::path>& outputs) {

@@ -30,6 +30,10 @@ nlohmann::json input_identity(const std::filesystem::path& input);
 // The SHA-256 of a program or plugin file, computed once per process.
 std::string file_digest(const std::filesystem::path& path);
 
+// This ckhost's build as a recipe names it: its version, and the digests of the program and of
+// the SDK library the plugins share ({"version", "sha256", "sdk_sha256"}).
+nlohmann::json ckhost_build_identity();
+
 // The reason given when none of the outputs exists: nothing is converted *again*.
 inline constexpr const char* no_output_yet = "no output exists yet";
 

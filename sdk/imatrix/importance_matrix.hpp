@@ -2,7 +2,9 @@
 // (docs/formats/imatrix.md): the GGUF file (`general.type = imatrix`, `<name>.in_sum2` and
 // `<name>.counts` per weight) and the legacy `.dat`. Loaded and normalized exactly as
 // llama-quantize does, into one weight per column (per expert for a 3-D tensor), which the
-// quantizers multiply into their error.
+// quantizers multiply into their error (and `ckhost compare --imatrix` into its weighted error).
+// Shared code (sdk/imatrix, the object library imatrix_format): it keeps the namespace it had as
+// part of the quantize plugin, as sdk/gguf kept ckplugin::gguf.
 #pragma once
 
 #include <cstdint>
