@@ -61,7 +61,7 @@ json byte_level(bool own_regex) {
 struct KnownPreTokenizer {
     const char* name;
     json normalizer;  // null: none
-    json steps;       // as append_steps gives them
+    json steps;       // as append_steps gives them: always an array
 };
 
 // Each entry is checked against llama.cpp's converter on the real tokenizer it names
@@ -69,6 +69,8 @@ struct KnownPreTokenizer {
 // with transformers.js, is its table's entry for this name.
 const std::vector<KnownPreTokenizer>& known_pre_tokenizers() {
     static const std::vector<KnownPreTokenizer> table = {
+        // The steps are built with json::array: a one-element braced list is an array to GCC
+        // but a copy of the element to Clang (nlohmann's initializer-list ambiguity).
         // Llama 3, 3.1, 3.2: digits in groups of up to three.
         {"llama-bpe",
          nullptr,
@@ -82,16 +84,16 @@ const std::vector<KnownPreTokenizer>& known_pre_tokenizers() {
               R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"),
           byte_level(false)}},
         // GPT-2: ByteLevel with its built-in regex and nothing else.
-        {"gpt-2", nullptr, {byte_level(true)}},
+        {"gpt-2", nullptr, json::array({byte_level(true)})},
         // Gemma 3's tokenizer.json: spaces become U+2581 before a split at spaces (which then
         // finds none); the converter's name is that of IBM's granite-embedding-311m-multilingual
         // -r2, which uses this tokenizer.
         {"granite-embed-multi-311m",
          {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\xe2\x96\x81"}},
-         {{{"type", "Split"},
-           {"pattern", {{"String", " "}}},
-           {"behavior", "MergedWithPrevious"},
-           {"invert", false}}}},
+         json::array({json{{"type", "Split"},
+                           {"pattern", {{"String", " "}}},
+                           {"behavior", "MergedWithPrevious"},
+                           {"invert", false}}})},
     };
     return table;
 }
