@@ -81,6 +81,23 @@ void Checkpoint::open(const fs::path& folder, ck::Context& context) {
             folder.string());
     }
 
+    list_tensors(weight_map);
+    if (!weight_map.empty()) {
+        const auto& [name, shard] = *weight_map.begin();
+        throw ck::Error("the index puts tensor '" + name + "' in '" + shard +
+                            "', which does not hold it (" + std::to_string(weight_map.size()) +
+                            " listed tensor(s) missing)",
+                        (folder / shard).string(), std::nullopt, ck::support::tensor_subject(name));
+    }
+}
+
+void Checkpoint::open_file(const fs::path& file, ck::Context& context) {
+    open_shard(file, context);
+    std::map<std::string, std::string> no_index;
+    list_tensors(no_index);
+}
+
+void Checkpoint::list_tensors(std::map<std::string, std::string>& weight_map) {
     for (std::size_t s = 0; s < shards_.size(); ++s) {
         const Shard& shard = shards_[s];
         const std::string file_name = fs::path(shard.file).filename().string();
@@ -107,13 +124,6 @@ void Checkpoint::open(const fs::path& folder, ck::Context& context) {
                       return a.info->name < b.info->name;
                   });
         tensors_.insert(tensors_.end(), in_shard.begin(), in_shard.end());
-    }
-    if (!weight_map.empty()) {
-        const auto& [name, shard] = *weight_map.begin();
-        throw ck::Error("the index puts tensor '" + name + "' in '" + shard +
-                            "', which does not hold it (" + std::to_string(weight_map.size()) +
-                            " listed tensor(s) missing)",
-                        (folder / shard).string(), std::nullopt, ck::support::tensor_subject(name));
     }
 }
 

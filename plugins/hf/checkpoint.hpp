@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,9 @@ class Checkpoint {
   public:
     // Opens the weights of `folder`; throws ck::Error naming the file and the problem.
     void open(const std::filesystem::path& folder, ck::Context& context);
+    // Opens one safetensors file of any name as the whole checkpoint (a PEFT adapter's
+    // adapter_model.safetensors).
+    void open_file(const std::filesystem::path& file, ck::Context& context);
 
     // Every tensor, in the order llama.cpp's converter visits them: shards in file-name order,
     // and each shard's tensors sorted by name (the order safetensors' safe_open().keys() gives).
@@ -46,6 +50,9 @@ class Checkpoint {
         ck::ModelHeader header;
     };
     void open_shard(const std::filesystem::path& path, ck::Context& context);
+    // Every opened shard's tensors into tensors_, each checked against and removed from the
+    // index's `weight_map` when there is one.
+    void list_tensors(std::map<std::string, std::string>& weight_map);
 
     std::vector<Shard> shards_;
     std::vector<StoredTensor> tensors_;

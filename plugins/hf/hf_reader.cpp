@@ -25,54 +25,12 @@ namespace {
 
 using Action = PlannedTensor::Action;
 
-ordered_json read_config(const fs::path& path) {
-    std::optional<ordered_json> config = read_json_file(path);
-    if (!config)
-        throw ck::Error("cannot open: no config.json in the checkpoint folder", path.string());
-    if (!config->is_object()) throw ck::Error("config.json is not a JSON object", path.string());
-    return std::move(*config);
-}
-
-std::string class_of(const Hparams& hp) {
-    const ordered_json* list = hp.find({"architectures"});
-    if (!list || !list->is_array() || list->empty() || !(*list)[0].is_string())
-        throw ck::Error("no \"architectures\" list naming the model class", hp.file(), std::nullopt,
-                        "key 'architectures'");
-    return (*list)[0].get<std::string>();
-}
-
 // Multimodal checkpoints are refused as a whole: the converter writes their language model
 // and their projector to two files, and a text-only GGUF of one is not what its user asked for.
 bool is_multimodal(const std::string& name, const ordered_json& config) {
     return name.ends_with("ForConditionalGeneration") || name.find("VL") != std::string::npos ||
            name.find("Vision") != std::string::npos || name.find("Llava") != std::string::npos ||
            config.contains("vision_config") || config.contains("audio_config");
-}
-
-// The family of class `name` (the config's first "architectures" entry).
-const Architecture& architecture_of(const std::string& name, const Hparams& hp,
-                                    const fs::path& folder) {
-    if (is_multimodal(name, hp.json()))
-        throw ck::Error("architecture '" + name +
-                            "' is a vision/multimodal model; ckhost converts text-only "
-                            "checkpoints and does not take the text part alone",
-                        hp.file(), std::nullopt, "key 'architectures'");
-    const Architecture* a = find_architecture(name);
-    if (!a)
-        throw ck::Error(
-            "architecture '" + name + "' is not supported (supported: " + supported_classes() + ")",
-            hp.file(), std::nullopt, "key 'architectures'");
-    std::string hints = folder.filename().string() + " " +
-                        hp.json().value("_name_or_path", std::string()) + " " +
-                        hp.json().value("model_type", std::string());
-    boost::algorithm::to_lower(hints);
-    for (std::string_view variant : a->refused_variants)
-        if (hints.find(variant) != std::string::npos)
-            throw ck::Error("'" + std::string(variant) + "' checkpoints are not supported: " +
-                                "llama.cpp's converter gives them a classifier head ckhost does "
-                                "not write",
-                            hp.file(), std::nullopt, "key 'architectures'");
-    return *a;
 }
 
 std::uint32_t stored_file_type(const std::vector<ck::TensorInfo>& tensors) {
@@ -99,41 +57,6 @@ ParameterCount count_parameters(const std::vector<ck::TensorInfo>& tensors) {
     }
     c.expert_count = expert_tensors ? static_cast<std::uint32_t>(expert_sum / expert_tensors) : 0;
     return c;
-}
-
-// A row of HF's rotary layout (per head: the first halves of all pairs, then the second
-// halves) -> llama.cpp's (the halves interleaved): LlamaModel.permute in the converter.
-void permute_rows(const std::byte* in, std::byte* out, std::int64_t rows, std::size_t row_bytes,
-                  std::int64_t heads) {
-    const std::int64_t head_rows = rows / heads, half = head_rows / 2;
-    for (std::int64_t h = 0; h < heads; ++h)
-        for (std::int64_t i = 0; i < half; ++i)
-            for (std::int64_t j = 0; j < 2; ++j) {
-                const std::int64_t from = h * head_rows + j * half + i;
-                const std::int64_t to = h * head_rows + i * 2 + j;
-                std::memcpy(out + to * row_bytes, in + from * row_bytes, row_bytes);
-            }
-}
-
-// Gemma's norm + 1 in the tensor's precision (the converter adds to the torch tensor after
-// widening BF16 to F32; F16 stays F16, so its sum is rounded to F16), then F32. torch's F16
-// addition rounds to nearest even, as ggml's f32_to_f16 does; the numpy rounding the F16
-// outputs use (f32_to_f16_numpy) differs from it only in a NaN's bits, and a norm holds none.
-void shift_norm(const std::byte* in, std::byte* out, std::size_t n, ck::GgmlType type) {
-    for (std::size_t i = 0; i < n; ++i) {
-        float f;
-        if (type == ck::GgmlType::f32) {
-            std::memcpy(&f, in + 4 * i, 4);
-            f += 1.0f;
-        } else {
-            std::uint16_t h;
-            std::memcpy(&h, in + 2 * i, 2);
-            f = type == ck::GgmlType::bf16 ? ck::kernels::bf16_to_f32(h) + 1.0f
-                                           : ck::kernels::f16_to_f32(ck::kernels::f32_to_f16(
-                                                 ck::kernels::f16_to_f32(h) + 1.0f));
-        }
-        std::memcpy(out + 4 * i, &f, 4);
-    }
 }
 
 void widen_to_f32(const std::byte* in, std::byte* out, std::size_t n, ck::GgmlType type) {
@@ -164,7 +87,61 @@ void write_header_metadata(ck::Metadata& md, const Architecture& a, const Hparam
 
 }  // namespace
 
+ordered_json read_config(const fs::path& path) {
+    std::optional<ordered_json> config = read_json_file(path);
+    if (!config)
+        throw ck::Error("cannot open: no config.json in the checkpoint folder", path.string());
+    if (!config->is_object()) throw ck::Error("config.json is not a JSON object", path.string());
+    return std::move(*config);
+}
+
+std::string class_of(const Hparams& hp) {
+    const ordered_json* list = hp.find({"architectures"});
+    if (!list || !list->is_array() || list->empty() || !(*list)[0].is_string())
+        throw ck::Error("no \"architectures\" list naming the model class", hp.file(), std::nullopt,
+                        "key 'architectures'");
+    return (*list)[0].get<std::string>();
+}
+
+// The family of class `name` (the config's first "architectures" entry).
+const Architecture& architecture_of(const std::string& name, const Hparams& hp,
+                                    const fs::path& folder) {
+    if (is_multimodal(name, hp.json()))
+        throw ck::Error("architecture '" + name +
+                            "' is a vision/multimodal model; ckhost converts text-only "
+                            "checkpoints and does not take the text part alone",
+                        hp.file(), std::nullopt, "key 'architectures'");
+    const Architecture* a = find_architecture(name);
+    if (!a)
+        throw ck::Error(
+            "architecture '" + name + "' is not supported (supported: " + supported_classes() + ")",
+            hp.file(), std::nullopt, "key 'architectures'");
+    std::string hints = folder.filename().string() + " " +
+                        hp.json().value("_name_or_path", std::string()) + " " +
+                        hp.json().value("model_type", std::string());
+    boost::algorithm::to_lower(hints);
+    for (std::string_view variant : a->refused_variants)
+        if (hints.find(variant) != std::string::npos)
+            throw ck::Error("'" + std::string(variant) + "' checkpoints are not supported: " +
+                                "llama.cpp's converter gives them a classifier head ckhost does "
+                                "not write",
+                            hp.file(), std::nullopt, "key 'architectures'");
+    return *a;
+}
+
+HfReader::HfReader(const ck::Options& options, ck::Context& context)
+    : context_(context), adapter_settings_(AdapterSettings::from(options)) {}
+
 ck::ModelHeader HfReader::open(const fs::path& path) {
+    if (is_adapter_folder(path)) {
+        adapter_ = std::make_unique<AdapterReader>(adapter_settings_, context_);
+        return adapter_->open(path);
+    }
+    if (adapter_settings_.given)
+        throw ck::usage_error(
+            "hf: base=, outtype= and peft_scale are options of a PEFT adapter "
+            "folder (one with adapter_config.json), and '" +
+            path.string() + "' is none");
     fs::path folder = path;
     if (!fs::is_directory(path)) {
         if (path.filename() != "config.json")
@@ -200,6 +177,7 @@ ck::ModelHeader HfReader::open(const fs::path& path) {
 }
 
 ck::TensorView HfReader::tensor(std::size_t index) {
+    if (adapter_) return adapter_->tensor(index);
     const PlannedTensor& p = plan_.at(index);
     if (p.action == Action::generated) {
         const std::vector<float>& values = generated_.tensors.at(p.generated).values;
@@ -220,6 +198,7 @@ ck::TensorView HfReader::tensor(std::size_t index) {
 }
 
 std::uint64_t HfReader::row_granule(std::size_t index) const {
+    if (adapter_) return 0;  // an adapter's tensors are small: whole
     const PlannedTensor& p = plan_.at(index);
     switch (p.action) {
         case Action::copy:
@@ -264,10 +243,13 @@ ck::TensorView HfReader::tensor_rows(std::size_t index, ck::RowRange rows) {
 
 bool looks_like_checkpoint(const unsigned char* head, std::size_t size, const char* path) {
     // `ckhost inspect` opens files, not folders: a checkpoint is recognised by its config.json
-    // beside its weights.
+    // beside its weights, an adapter by its adapter_config.json beside its own.
     const fs::path p(path);
-    if (p.filename() != "config.json" || size == 0 || head[0] != '{') return false;
+    if (size == 0 || head[0] != '{') return false;
     std::error_code ec;
+    if (p.filename() == "adapter_config.json")
+        return fs::exists(p.parent_path() / "adapter_model.safetensors", ec);
+    if (p.filename() != "config.json") return false;
     return fs::exists(p.parent_path() / "model.safetensors", ec) ||
            fs::exists(p.parent_path() / "model.safetensors.index.json", ec);
 }

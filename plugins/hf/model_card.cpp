@@ -314,7 +314,7 @@ void append_card_list(const CardValue& card, const char* key,
 
 // What gguf-py makes of a base model or dataset given as text: a Hugging Face id
 // ("org/Name-7B") or a URL (its id read when it is huggingface.co/org/name).
-CardValue reference_from_text(const std::string& id, std::uint64_t total) {
+CardValue reference_from_text(const std::string& id, std::int64_t total) {
     CardValue entry;
     entry.kind = CardValue::Kind::map;
     const auto set = [&entry](const char* key, const std::string& value) {
@@ -345,7 +345,7 @@ CardValue reference_from_text(const std::string& id, std::uint64_t total) {
 // The base models (or datasets) under the first of `keys` the card has: text, or a list of
 // ids and maps; anything else in the list becomes an entry without keys, as in gguf-py.
 void append_references(const CardValue& card, const std::array<const char*, 3>& keys,
-                       std::uint64_t total, std::optional<std::vector<CardValue>>& references) {
+                       std::int64_t total, std::optional<std::vector<CardValue>>& references) {
     const CardValue* value = nullptr;
     for (const char* key : keys)
         if ((value = card.find(key))) break;
@@ -366,7 +366,7 @@ void append_references(const CardValue& card, const std::array<const char*, 3>& 
 
 }  // namespace
 
-void apply_model_card(const CardValue& card, std::uint64_t total_parameters,
+void apply_model_card(const CardValue& card, std::int64_t total_parameters,
                       Authorship& authorship) {
     apply_card_fields(card, authorship);
     append_references(card, {"base_model", "base_models", "base_model_sources"}, total_parameters,

@@ -54,8 +54,7 @@ struct Authorship {
 
 // apply_metadata_heuristic's model card part: the card's keys fill the fields still unset.
 // `total_parameters` is what the base models' and datasets' ids are read with.
-void apply_model_card(const CardValue& card, std::uint64_t total_parameters,
-                      Authorship& authorship);
+void apply_model_card(const CardValue& card, std::int64_t total_parameters, Authorship& authorship);
 
 // The front matter of `folder`/README.md as a map; nullopt when there is no README.md, no front
 // matter, or front matter that is not a mapping (the converter then ignores the card too).

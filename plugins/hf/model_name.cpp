@@ -10,6 +10,8 @@
 #include <regex>
 #include <vector>
 
+#include <boost/algorithm/string/predicate.hpp>
+
 #include "ck/error.hpp"
 #include "model_card.hpp"
 
@@ -88,30 +90,36 @@ std::optional<double> label_parameters(std::string_view label) {
     return value * scales[scale];
 }
 
+// Whether a size `label` in a model id is no size of the model: for a model's count, one more
+// than 7/8 of it away; for an adapter's (negative: gguf-py counts what the adapter changes,
+// which need not be the whole model), one below an eighth of it.
+bool is_context_length(double label, std::int64_t total) {
+    if (total < 0) return label < static_cast<double>(-(total / 8));
+    // 7 * total // 8 without overflow: total - ceil(total / 8).
+    const std::int64_t tolerance = total - total / 8 - (total % 8 != 0 ? 1 : 0);
+    return std::fabs(label - static_cast<double>(total)) > static_cast<double>(tolerance);
+}
+
 // A size part ("7B", "8x7b", "1_5b", "bloom's 7b1", "mini"): normalized to "7B", "8x7B",
 // "1.5B", "7.1B"; a number far from the model's count (more than 7/8 of it away) is taken
 // for a context length ("4k" of Phi-3-mini-4k) and becomes part of the finetune, lowercase.
-void annotate_size(NamePart& part, std::uint64_t total) {
+void annotate_size(NamePart& part, std::int64_t total) {
     std::string& s = part.text;
     std::replace(s.begin(), s.end(), '_', '.');
     if (is_digit(s.back())) s = s.substr(0, s.size() - 2) + "." + s.back() + s[s.size() - 2];
     if (s.size() > 1 && is_digit(s[s.size() - 2]) &&
         std::string_view("kmbt").find(s.back()) != std::string_view::npos)
         s.back() = static_cast<char>(std::toupper(static_cast<unsigned char>(s.back())));
-    if (total != 0) {
-        if (const auto label = label_parameters(s)) {
-            // 7 * total // 8 without overflow: total - ceil(total / 8).
-            const std::uint64_t tolerance = total - total / 8 - (total % 8 != 0 ? 1 : 0);
-            if (std::fabs(*label - static_cast<double>(total)) > static_cast<double>(tolerance)) {
-                part.kinds |= finetune_part;
-                s.back() = static_cast<char>(std::tolower(static_cast<unsigned char>(s.back())));
-            }
+    if (const auto label = total != 0 ? label_parameters(s) : std::nullopt) {
+        if (is_context_length(*label, total)) {
+            part.kinds |= finetune_part;
+            s.back() = static_cast<char>(std::tolower(static_cast<unsigned char>(s.back())));
         }
     }
     if (part.kinds == 0) part.kinds = size_label_part;
 }
 
-void annotate_kinds(std::vector<NamePart>& parts, std::uint64_t total) {
+void annotate_kinds(std::vector<NamePart>& parts, std::int64_t total) {
     using std::regex_constants::icase;
     static const std::regex version(R"(^(v|iter)?\d+(\.\d+)*$)", icase);
     static const std::regex quant_type(R"(^(i?q\d(_\w)*|b?fp?(16|32))$)", icase);
@@ -127,7 +135,10 @@ void annotate_kinds(std::vector<NamePart>& parts, std::uint64_t total) {
         else if (i > 0 && std::regex_match(part.text, size))
             annotate_size(part, total);
         else if (i > 0 && std::regex_match(part.text, finetune))
-            part.kinds |= finetune_part;
+            // "lora" says again what an adapter is: no finetune of its name.
+            part.kinds |= total < 0 && boost::algorithm::iequals(part.text, "lora")
+                              ? quant_type_part
+                              : finetune_part;
     }
 }
 
@@ -313,7 +324,7 @@ struct AuthorshipWriter {
 
 }  // namespace
 
-ModelIdParts model_id_parts(std::string_view model_id, std::uint64_t total_parameters) {
+ModelIdParts model_id_parts(std::string_view model_id, std::int64_t total_parameters) {
     // A sentence ("my model 7B") is a plain name, not an id to take apart.
     ModelIdParts id;
     if (model_id.find(' ') != std::string_view::npos) {
@@ -389,13 +400,14 @@ std::string size_label(std::uint64_t parameters) {
 void add_general_naming(const nlohmann::ordered_json& config, const std::filesystem::path& folder,
                         const ParameterCount& count, ck::Metadata& metadata) {
     Authorship authorship;
-    if (const auto card = read_model_card(folder)) apply_model_card(*card, count.total, authorship);
+    const std::int64_t total = count.gguf_total();
+    if (const auto card = read_model_card(folder)) apply_model_card(*card, total, authorship);
     if (const auto id = hub_model_id(config))
-        fill_from_model_id(model_id_parts(*id, count.total), authorship);
+        fill_from_model_id(model_id_parts(*id, total), authorship);
     // The folder always gives a name (maybe empty), so the converter's later fallback to the
     // folder's name never applies.
-    fill_from_model_id(model_id_parts(python_path_name(folder), count.total), authorship);
-    if (!authorship.size_label && count.total > 0)
+    fill_from_model_id(model_id_parts(python_path_name(folder), total), authorship);
+    if (!authorship.size_label && total > 0)
         authorship.size_label =
             CardValue::of_text(count.expert_count > 0 ? std::to_string(count.expert_count) + "x" +
                                                             size_label(count.shared + count.expert)

@@ -23,6 +23,13 @@ struct ParameterCount {
     std::uint64_t shared = 0;
     std::uint64_t expert = 0;
     std::uint32_t expert_count = 0;
+    // A LoRA adapter's count: gguf-py negates it ("likely not exact"), which changes how a
+    // model id's parts are read (model_id_parts) and leaves the size label out.
+    bool adapter = false;
+
+    std::int64_t gguf_total() const {
+        return adapter ? -static_cast<std::int64_t>(total) : static_cast<std::int64_t>(total);
+    }
 };
 
 // Writes the general.* keys gguf-py's Metadata derives for a checkpoint folder, in the order
@@ -49,8 +56,9 @@ struct ModelIdParts {
 
 // `total_parameters` decides whether a size in the name is the model's ("7B" for 7.2e9
 // parameters) or a context length ("4k" for 1.5e5: then part of the finetune); 0 keeps every
-// size. ASCII rules: non-ASCII characters count as letters that have no case.
-ModelIdParts model_id_parts(std::string_view model_id, std::uint64_t total_parameters);
+// size; a negative count is an adapter's (ParameterCount::gguf_total), whose "lora" part is no
+// finetune. ASCII rules: non-ASCII characters count as letters that have no case.
+ModelIdParts model_id_parts(std::string_view model_id, std::int64_t total_parameters);
 
 // gguf-py's Metadata.id_to_title, for a model id's name and organization: "llama-bf16" ->
 // "Llama Bf16": '-' becomes a space; an all-lowercase word is title-cased (Python's str.title,

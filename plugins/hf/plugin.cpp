@@ -12,6 +12,16 @@ namespace hf = ckplugin::hf;
 namespace {
 
 const ck_option_descriptor options[] = {
+    ck::value_option("base", CK_STAGE_READER,
+                     "for a PEFT LoRA adapter folder: the base model's folder (or its "
+                     "config.json), which gives the architecture (convert_lora_to_gguf.py --base)"),
+    {"outtype", CK_STAGE_READER, "f32", "f32|f16|bf16|q8_0",
+     "for a PEFT LoRA adapter folder: the adapter's tensor type, as convert_lora_to_gguf.py "
+     "--outtype writes it (q8_0 where rows are a multiple of 32, else f16)"},
+    ck::switch_option("peft_scale", CK_STAGE_READER,
+                      "for a PEFT LoRA adapter folder with use_rslora: write adapter.lora.alpha "
+                      "= lora_alpha * sqrt(r), so that llama.cpp scales it as PEFT does (the "
+                      "converter writes lora_alpha, which llama.cpp divides by r)"),
     {"dtype", CK_STAGE_WRITER, nullptr, "bf16|f16|f32",
      "the weights' type (default: the source's float type from general.file_type; BF16 for a "
      "quantized or mixed source, whose tensors are dequantized)"},
@@ -39,7 +49,7 @@ const ck_plugin_descriptor descriptor = ck::describe_plugin(
      "tokenizer.json) with "
      "llama.cpp's tensor names, row order and metadata; the writer is its exact inverse, a "
      "GGUF back to a checkpoint transformers loads; llama, mistral, mixtral, qwen2/3, qwen3moe, "
-     "gemma2/3, phi3",
+     "gemma2/3, phi3; a PEFT LoRA adapter folder as convert_lora_to_gguf.py converts it",
      // `ckhost help hf`'s examples, one "PIPELINE INPUT OUTPUT" a line
      "hf:gguf checkpoint/ model-bf16.gguf\n"
      "hf:quantize[mix=q4_k_m]:gguf checkpoint/ model-q4_k_m.gguf\n"

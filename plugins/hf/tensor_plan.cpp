@@ -1,15 +1,26 @@
 #include "tensor_plan.hpp"
 
+#include <cstring>
 #include <map>
 #include <regex>
 #include <unordered_set>
 
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
+#include "ck/kernels/float_convert.hpp"
 #include "ck/llama/tensors.hpp"
 #include "ck/support/tensor_io.hpp"
 
 namespace ckplugin::hf {
+
+std::regex expert_pattern(const ExpertLayout& layout) {
+    std::string container(layout.container);
+    for (std::size_t at = 0; (at = container.find('.', at)) != std::string::npos; at += 2)
+        container.replace(at, 1, "\\.");
+    return std::regex(R"(model\.layers\.(0|[1-9]\d{0,8})\.)" + container +
+                      R"(\.(0|[1-9]\d{0,8})\.(\w+)\.weight)");
+}
+
 namespace {
 
 using Action = PlannedTensor::Action;
@@ -19,24 +30,6 @@ using ck::GgmlType;
                                  const std::string& what) {
     throw ck::Error("tensor '" + t.info->name + "' " + what, in.checkpoint.file_of(t.shard),
                     t.info->source_offset, ck::support::tensor_subject(t.info->name));
-}
-
-// llama.cpp's name for `name`, or nullopt when the architecture has none.
-std::optional<std::string> llama_name(const Architecture& a, const std::string& name,
-                                      std::uint32_t block_count) {
-    const auto dot = name.rfind('.');
-    if (dot == std::string::npos) return std::nullopt;
-    const std::string stem = name.substr(0, dot), suffix = name.substr(dot);
-    if (suffix != ".weight" && suffix != ".bias") return std::nullopt;
-    for (const NameRule& r : model_names)
-        if (stem == r.hf) return std::string(r.gguf) + suffix;
-    static const std::regex layer(R"(model\.layers\.(0|[1-9]\d{0,8})\.(.+))");
-    std::smatch m;
-    if (!std::regex_match(stem, m, layer) || std::stoul(m[1].str()) >= block_count)
-        return std::nullopt;
-    for (const NameRule& r : a.layer_names)
-        if (m[2].str() == r.hf) return "blk." + m[1].str() + "." + std::string(r.gguf) + suffix;
-    return std::nullopt;
 }
 
 bool stays_f32(const std::string& gguf_name, const ck::TensorInfo& info) {
@@ -59,14 +52,8 @@ void check_float_type(const PlanInputs& in, const StoredTensor& t) {
 // them back the same way and writes the three stacks at that point).
 class ExpertStacker {
   public:
-    ExpertStacker(const PlanInputs& in, std::uint32_t n_expert) : in_(in), n_expert_(n_expert) {
-        const ExpertLayout& e = *in.architecture.experts;
-        std::string container(e.container);
-        for (std::size_t at = 0; (at = container.find('.', at)) != std::string::npos; at += 2)
-            container.replace(at, 1, "\\.");
-        pattern_ = std::regex(R"(model\.layers\.(0|[1-9]\d{0,8})\.)" + container +
-                              R"(\.(0|[1-9]\d{0,8})\.(\w+)\.weight)");
-    }
+    ExpertStacker(const PlanInputs& in, std::uint32_t n_expert)
+        : in_(in), n_expert_(n_expert), pattern_(expert_pattern(*in.architecture.experts)) {}
 
     // False when `t` is not an expert tensor; else takes it, and appends the layer's stacks to
     // `out` once the layer is complete.
@@ -195,6 +182,52 @@ bool skipped(const Architecture& a, const std::string& name) {
 }
 
 }  // namespace
+
+std::optional<std::string> llama_name(const Architecture& a, const std::string& name,
+                                      std::uint32_t block_count) {
+    const auto dot = name.rfind('.');
+    if (dot == std::string::npos) return std::nullopt;
+    const std::string stem = name.substr(0, dot), suffix = name.substr(dot);
+    if (suffix != ".weight" && suffix != ".bias") return std::nullopt;
+    for (const NameRule& r : model_names)
+        if (stem == r.hf) return std::string(r.gguf) + suffix;
+    static const std::regex layer(R"(model\.layers\.(0|[1-9]\d{0,8})\.(.+))");
+    std::smatch m;
+    if (!std::regex_match(stem, m, layer) || std::stoul(m[1].str()) >= block_count)
+        return std::nullopt;
+    for (const NameRule& r : a.layer_names)
+        if (m[2].str() == r.hf) return "blk." + m[1].str() + "." + std::string(r.gguf) + suffix;
+    return std::nullopt;
+}
+
+void permute_rows(const std::byte* in, std::byte* out, std::int64_t rows, std::size_t row_bytes,
+                  std::int64_t heads) {
+    const std::int64_t head_rows = rows / heads, half = head_rows / 2;
+    for (std::int64_t h = 0; h < heads; ++h)
+        for (std::int64_t i = 0; i < half; ++i)
+            for (std::int64_t j = 0; j < 2; ++j) {
+                const std::int64_t from = h * head_rows + j * half + i;
+                const std::int64_t to = h * head_rows + i * 2 + j;
+                std::memcpy(out + to * row_bytes, in + from * row_bytes, row_bytes);
+            }
+}
+
+void shift_norm(const std::byte* in, std::byte* out, std::size_t n, ck::GgmlType type) {
+    for (std::size_t i = 0; i < n; ++i) {
+        float f;
+        if (type == ck::GgmlType::f32) {
+            std::memcpy(&f, in + 4 * i, 4);
+            f += 1.0f;
+        } else {
+            std::uint16_t h;
+            std::memcpy(&h, in + 2 * i, 2);
+            f = type == ck::GgmlType::bf16 ? ck::kernels::bf16_to_f32(h) + 1.0f
+                                           : ck::kernels::f16_to_f32(ck::kernels::f32_to_f16(
+                                                 ck::kernels::f16_to_f32(h) + 1.0f));
+        }
+        std::memcpy(out + 4 * i, &f, 4);
+    }
+}
 
 std::vector<PlannedTensor> plan_tensors(const PlanInputs& in) {
     const Architecture& a = in.architecture;

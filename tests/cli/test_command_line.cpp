@@ -319,8 +319,8 @@ complete_line "ckhost completion "
     for (std::string line; std::getline(in, line);) lines.push_back(line);
     BOOST_TEST_REQUIRE(lines.size() == 8u, out.out);
     BOOST_TEST(lines[0] ==
-               "convert quantize split merge inspect verify compare plugins batch batch-report "
-               "completion help");
+               "convert quantize split merge convert-lora export-lora inspect verify compare "
+               "plugins batch batch-report completion help");
     // inspect takes --threads but it changes nothing there: its completions leave it out.
     BOOST_TEST(lines[1] == "--tensors");
     BOOST_TEST(lines[2] == "gguf gguflite");  // readers only, first
@@ -382,8 +382,8 @@ BOOST_AUTO_TEST_CASE(manual_page_names_every_command_and_option) {
     // roff escapes '-' as '\-'.
     const std::string plain = std::regex_replace(text, std::regex(R"(\\-)"), "-");
     for (const std::string command :
-         {"convert", "quantize", "split", "merge", "inspect", "verify", "compare", "plugins",
-          "batch", "batch-report", "completion", "help"}) {
+         {"convert", "quantize", "split", "merge", "convert-lora", "export-lora", "inspect",
+          "verify", "compare", "plugins", "batch", "batch-report", "completion", "help"}) {
         BOOST_TEST(contains(plain, ".B " + command), command);
         if (command == "help") continue;
         for (const std::string& option : cktest::options_in_help(command))

@@ -58,6 +58,7 @@ std::vector<Example> examples_in(const std::string& help) {
 // other formats are made here by ckhost.
 fs::path input_for(const std::string& name, const cktest::TempDir& dir) {
     const fs::path shared = *cktest::shared_data();
+    if (fs::path(name).is_absolute()) return name;  // chosen by with_real_adapters
     const auto make = [&](const std::string& pipeline, const fs::path& out) {
         if (!fs::exists(out)) {
             // safetensors has no dtype for the sample's K-quants: it gets the F16 model.
@@ -82,6 +83,24 @@ fs::path input_for(const std::string& name, const cktest::TempDir& dir) {
         if (fs::exists(typed)) return typed;
     }
     return cktest::sample_model();
+}
+
+// lora's examples name adapter files and folders: each becomes the shared llama adapter (a
+// GGUF file, or its PEFT folder), and a GGUF input its base (a folder already is: the shared
+// checkpoint).
+Example with_real_adapters(Example e) {
+    const fs::path lora = *cktest::shared_data() / "lora" / "llama-bf16-lora-all-r4.f32.gguf";
+    if (e.pipeline.find("adapter=") == std::string::npos || !fs::exists(lora)) return e;
+    // An item of adapter=, alone or in a {a,b} list: a file name, or a folder's ending in '/'.
+    const std::string item = R"((adapter=\{?|,))";
+    const fs::path folder = lora.parent_path() / "llama-bf16-lora-all-r4";
+    e.pipeline =
+        std::regex_replace(e.pipeline, std::regex(item + R"([\w.-]+\.gguf)"), "$1" + lora.string());
+    e.pipeline =
+        std::regex_replace(e.pipeline, std::regex(item + R"([\w.-]+/)"), "$1" + folder.string());
+    if (e.input.ends_with(".gguf"))
+        e.input = (*cktest::shared_data() / "hf" / "llama-bf16.f16.gguf").string();
+    return e;
 }
 
 }  // namespace
@@ -123,7 +142,8 @@ BOOST_AUTO_TEST_CASE(stage_examples_plan, *utf::precondition(cktest::SharedDataP
     cktest::TempDir dir;
     for (const json& plugin : loaded_plugins()) {
         auto r = cktest::run_ckhost({"help", plugin["name"].get<std::string>()});
-        for (const Example& e : examples_in(r.out)) {
+        for (const Example& example : examples_in(r.out)) {
+            const Example e = with_real_adapters(example);
             BOOST_TEST_CONTEXT(e.pipeline << " " << e.input << " " << e.output) {
                 const std::string out = (dir / "out").string() + "/" + e.output;
                 auto plan =

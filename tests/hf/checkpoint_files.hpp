@@ -36,6 +36,21 @@ inline Safetensors read_safetensors(const std::filesystem::path& file) {
     return st;
 }
 
+// A safetensors file as save_file lays it out: the header's compact JSON padded with spaces to a
+// multiple of 8 bytes, then the data.
+inline void write_safetensors_file(const std::filesystem::path& path,
+                                   const nlohmann::ordered_json& header,
+                                   const std::vector<unsigned char>& data) {
+    std::string text = header.dump();
+    while ((8 + text.size()) % 8) text += ' ';
+    const std::uint64_t length = text.size();
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(&length), 8);
+    out << text;
+    out.write(reinterpret_cast<const char*>(data.data()),
+              static_cast<std::streamsize>(data.size()));
+}
+
 // Writes the tensors `names` of `source`, in that order, as one safetensors file.
 inline void write_shard(const std::filesystem::path& path, const Safetensors& source,
                         const std::vector<std::string>& names) {
@@ -50,14 +65,7 @@ inline void write_shard(const std::filesystem::path& path, const Safetensors& so
                     source.data.begin() + static_cast<long>(end));
         header[name] = entry;
     }
-    std::string text = header.dump();
-    while ((8 + text.size()) % 8) text += ' ';
-    const std::uint64_t length = text.size();
-    std::ofstream out(path, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(&length), 8);
-    out << text;
-    out.write(reinterpret_cast<const char*>(data.data()),
-              static_cast<std::streamsize>(data.size()));
+    write_safetensors_file(path, header, data);
 }
 
 // The tensor names of `source`, without the __metadata__ entry.

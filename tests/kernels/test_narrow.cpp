@@ -29,14 +29,6 @@ using ck::Isa;
 using ck::kernels::NarrowFn;
 using ck::kernels::NarrowTable;
 
-std::vector<Isa> supported_variants() {
-    std::vector<Isa> out{Isa::scalar};
-    const Isa best = ck::best_supported_isa(ck::cpu_features());
-    if (best >= Isa::avx2) out.push_back(Isa::avx2);
-    if (best >= Isa::avx512) out.push_back(Isa::avx512);
-    return out;
-}
-
 // Every BF16 bit pattern, in order, widened to f32 (exactly: the top half of the f32).
 std::vector<float> every_bf16_value() {
     std::vector<float> values(65536);
@@ -135,7 +127,7 @@ BOOST_AUTO_TEST_CASE(variants_match_the_reference_on_every_bf16) {
     const NarrowTable& reference = ck::kernels::scalar_narrow_table();
     const std::vector<std::uint16_t> want_f16 = narrowed(reference.to_f16, in);
     const std::vector<std::uint16_t> want_bf16 = narrowed(reference.to_bf16, in);
-    for (Isa isa : supported_variants()) {
+    for (Isa isa : cktest::supported_isas()) {
         const NarrowTable& table = ck::kernels::narrow_table(isa);
         BOOST_TEST((table.isa == isa));
         const std::string name(ck::isa_name(isa));
@@ -149,7 +141,7 @@ BOOST_AUTO_TEST_CASE(variants_match_the_reference_on_rounding_boundaries) {
     const std::vector<float> for_f16 = rounding_boundaries(13), for_bf16 = rounding_boundaries(16);
     const std::vector<std::uint16_t> want_f16 = narrowed(reference.to_f16, for_f16);
     const std::vector<std::uint16_t> want_bf16 = narrowed(reference.to_bf16, for_bf16);
-    for (Isa isa : supported_variants()) {
+    for (Isa isa : cktest::supported_isas()) {
         const NarrowTable& table = ck::kernels::narrow_table(isa);
         const std::string name(ck::isa_name(isa));
         check_bits(narrowed(table.to_f16, for_f16), want_f16, for_f16, name + " f16");
@@ -164,7 +156,7 @@ BOOST_AUTO_TEST_CASE(variants_take_any_length_and_alignment) {
     in.resize(200);
     in[37] = std::bit_cast<float>(0x7f800001u);  // a signalling NaN inside a vector
     in[70] = std::bit_cast<float>(0xffc00000u);
-    for (Isa isa : supported_variants()) {
+    for (Isa isa : cktest::supported_isas()) {
         const NarrowTable& table = ck::kernels::narrow_table(isa);
         for (NarrowFn fn : {table.to_f16, table.to_bf16}) {
             const NarrowFn ref = fn == table.to_f16 ? ck::kernels::scalar_narrow_table().to_f16
@@ -186,7 +178,7 @@ BOOST_AUTO_TEST_CASE(dequant_to_f16_writes_numpy_bytes) {
     cktest::TempDir dir;
     write_every_bf16_safetensors(dir / "every.safetensors");
     const std::vector<std::uint16_t> numpy = numpy_f16_of_every_bf16();
-    for (Isa isa : supported_variants()) {
+    for (Isa isa : cktest::supported_isas()) {
         const fs::path out = dir / (std::string(ck::isa_name(isa)) + ".gguf");
         const auto r =
             cktest::run_ckhost({"--isa", std::string(ck::isa_name(isa)), "--pipeline",

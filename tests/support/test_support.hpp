@@ -11,7 +11,18 @@
 #include <string>
 #include <vector>
 
+#include "ck/cpu.hpp"
+
 namespace cktest {
+
+// The kernel variants this CPU runs: scalar, then AVX2 and AVX-512 when it has them.
+inline std::vector<ck::Isa> supported_isas() {
+    std::vector<ck::Isa> out{ck::Isa::scalar};
+    const ck::Isa best = ck::best_supported_isa(ck::cpu_features());
+    if (best >= ck::Isa::avx2) out.push_back(ck::Isa::avx2);
+    if (best >= ck::Isa::avx512) out.push_back(ck::Isa::avx512);
+    return out;
+}
 
 std::filesystem::path ckhost_binary();
 std::filesystem::path test_data();        // tests/data (committed)

@@ -9,6 +9,10 @@ const std::vector<Command>& command_table() {
         {"split", "split [--split-max-tensors N | --split-max-size N(M|G)] INPUT OUTPUT_PREFIX",
          commands::split},
         {"merge", "merge FIRST_SHARD OUTPUT", commands::merge},
+        {"convert-lora", "convert-lora ADAPTER --base BASE [--outtype TYPE] [--outfile OUT]",
+         commands::convert_lora},
+        {"export-lora", "export-lora -m BASE --lora A[,B] [--lora-scaled C:S] [-o OUT]",
+         commands::export_lora},
         {"inspect", "inspect FILE... [--json] [--tensors] [--kv KEY]...", commands::inspect},
         {"verify", "verify FILE... [--data] [--json]", commands::verify},
         {"compare", "compare A B [B...] [--report FILE.html] [--imatrix FILE] [--top N]",
@@ -41,6 +45,9 @@ std::string main_usage() {
         "    ckhost --pipeline hf:gguf -i checkpoint/ -o model.gguf\n"
         "  a GGUF to bump weights for C-Kernel-Engine:\n"
         "    ckhost --pipeline gguf:headpack:bump -i model.gguf -o out/\n"
+        "  a PEFT LoRA adapter to GGUF, and merged into a model, as llama.cpp's tools do:\n"
+        "    ckhost convert-lora my-adapter --base checkpoint/ --outfile adapter.gguf\n"
+        "    ckhost export-lora -m model-f16.gguf --lora adapter.gguf -o merged-f16.gguf\n"
         "  split a GGUF into llama.cpp shards, and merge them again:\n"
         "    ckhost split --split-max-size 2G model.gguf shards/model\n"
         "    ckhost merge shards/model-00001-of-00003.gguf model.gguf\n"

@@ -22,6 +22,8 @@ int completion(const Args& args, OptionList* options_out);
 int quantize(const Args& args, OptionList* options_out);
 int split(const Args& args, OptionList* options_out);
 int merge(const Args& args, OptionList* options_out);
+int convert_lora(const Args& args, OptionList* options_out);
+int export_lora(const Args& args, OptionList* options_out);
 int compare(const Args& args, OptionList* options_out);
 // `ckhost help TOPIC [global options]`: the command's help, the stage's, or both (help.cpp).
 int help_topic(const std::string& topic, const Args& args);

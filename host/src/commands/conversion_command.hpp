@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/command_line.hpp"
+#include "pipeline/pipeline_spec.hpp"
 
 namespace ckhost::commands {
 
@@ -30,10 +31,6 @@ cli::Positionals positional_strings(const std::vector<Argument>& arguments);
 // with the command's usage line `synopsis`.
 void require_arguments(const std::vector<Argument>& arguments, std::size_t required,
                        std::string_view synopsis);
-
-// `value` as a stage option's value in pipeline text: the characters the grammar gives a meaning
-// inside brackets (, [ ] { } \) escaped, so that a value from the command line is one value.
-std::string stage_value(std::string_view value);
 
 // A reference tool's flag that is one stage option: `--FLAG VALUE` gives option=VALUE, a switch
 // (no `value_name`) gives option=1. The help names the option, so the two stay findable.

@@ -122,7 +122,8 @@ void print_result(const ConvertResult& result, const PluginRegistry& registry, c
     const bool up_to_date = result.report.value("up_to_date", false);
     if (up_to_date && !c.quiet && !c.json)
         std::cerr << "ckhost: up to date (" << recipe_path(p.outputs()).string()
-                  << ": same pipeline, input, ckhost and plugins): nothing to do\n";
+                  << ": same pipeline, input, files its stages read, ckhost and plugins): "
+                     "nothing to do\n";
     // What was written, for people: --json's report says the same to scripts.
     if (!a.dry_run && !up_to_date && !c.quiet && !c.json)
         for (const std::string& line : success_summary(result.report)) std::cerr << line << "\n";
@@ -134,15 +135,6 @@ void print_result(const ConvertResult& result, const PluginRegistry& registry, c
 }
 
 }  // namespace
-
-std::string stage_value(std::string_view value) {
-    std::string escaped;
-    for (char c : value) {
-        if (c == ',' || c == '[' || c == ']' || c == '{' || c == '}' || c == '\\') escaped += '\\';
-        escaped += c;
-    }
-    return escaped;
-}
 
 Positionals positional_strings(const std::vector<Argument>& arguments) {
     Positionals positionals;

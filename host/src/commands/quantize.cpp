@@ -15,6 +15,7 @@
 #include "ck/context.hpp"
 #include "ck/error.hpp"
 #include "ck/parallel.hpp"
+#include "ck/stage.hpp"
 #include "cli/exit_codes.hpp"
 #include "commands/commands.hpp"
 #include "commands/conversion_command.hpp"

@@ -19,6 +19,7 @@
 #include "ck/llama/file_type.hpp"
 #include "ck/mapped_file.hpp"
 #include "ck/parallel.hpp"
+#include "ck/support/option_list.hpp"
 #include "cli/suggest.hpp"
 #include "io/checksum.hpp"
 #include "pipeline/conversion_error.hpp"
@@ -41,10 +42,23 @@ json Pipeline::recipe(const fs::path& input) const {
                           {"plugin_version", s->plugin->descriptor->version},
                           {"plugin_sha256", file_digest(s->plugin->path)}});
     // The host decides things too (the file-type rule, ckhost.* keys), so its own build counts.
-    return {{"pipeline", text_},
-            {"stages", stages},
-            {"input", input_identity(input)},
-            {"ckhost", ckhost_build_identity()}};
+    json recipe = {{"pipeline", text_},
+                   {"stages", stages},
+                   {"input", input_identity(input)},
+                   {"ckhost", ckhost_build_identity()}};
+    if (json side = side_inputs(input); !side.empty()) recipe["side_inputs"] = std::move(side);
+    return recipe;
+}
+
+json Pipeline::side_inputs(const fs::path& input) const {
+    json side = json::object();
+    std::error_code ec;
+    for (const auto& s : stages_)
+        for (const auto& [key, value] : s->spec.options)
+            for (const std::string& item : ck::support::option_list(value))
+                if (!item.empty() && item != input.string() && fs::exists(item, ec))
+                    side[item] = input_identity(item);
+    return side;
 }
 
 const std::string& Pipeline::writer_name() const {

@@ -26,6 +26,7 @@
 #include "io/checksum.hpp"
 #include "pipeline/conversion_error.hpp"
 #include "pipeline/memory_budget.hpp"
+#include "pipeline/peft_adapters.hpp"
 #include "pipeline/plugin_call.hpp"
 #include "pipeline/progress.hpp"
 #include "pipeline/recipe.hpp"
@@ -144,5 +145,21 @@ Pipeline::Pipeline(PluginRegistry& registry, const std::string& text)
 }
 
 Pipeline::~Pipeline() = default;
+
+void Pipeline::use_converted_adapters(Stage& stage, const fs::path& input) {
+    if (stage.spec.name != "lora") return;
+    if (!converted_adapters_) converted_adapters_ = std::make_unique<ConvertedAdapters>();
+    // The pipeline's input is the base checkpoint when the hf reader reads a folder.
+    std::error_code ec;
+    const bool checkpoint = stages_.front()->spec.name == "hf" && fs::is_directory(input, ec);
+    const auto options = converted_adapters_->rewrite(
+        registry_, stage.spec.options, checkpoint ? std::optional(input) : std::nullopt, context_);
+    if (!options) return;
+    StageSpec spec = stage.spec;
+    spec.options = *options;
+    const ck::Options checked = checked_options(*stage.plugin, spec, stage.kind);
+    const ck_plugin_descriptor& d = *stage.plugin->descriptor;
+    call_plugin(spec.name, [&] { stage.transform.reset(d.create_transform(checked, context_)); });
+}
 
 }  // namespace ckhost

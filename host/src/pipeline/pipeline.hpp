@@ -23,7 +23,8 @@
 
 namespace ckhost {
 
-struct InputIdentity;  // pipeline/input_identity.hpp
+struct InputIdentity;     // pipeline/input_identity.hpp
+class ConvertedAdapters;  // pipeline/peft_adapters.hpp
 
 struct ConvertSettings : Conversion {
     // Where the input's bytes are when `input` is "-" (standard input): its spool file
@@ -93,6 +94,10 @@ class Pipeline {
     // What `--update` compares (recipe.hpp): this pipeline's stages with their options, each
     // stage's plugin version and file digest, ckhost's, and the identity of `input`.
     nlohmann::json recipe(const std::filesystem::path& input) const;
+    // The files and folders a stage reads besides the input (lora's adapters, quantize's
+    // imatrix, meta's set_file): every option value, or item of a {a,b} list, that names one,
+    // with its identity, so that a changed adapter makes --update convert again.
+    nlohmann::json side_inputs(const std::filesystem::path& input) const;
     const ck::RecordingContext& context() const { return context_; }
 
   private:
@@ -138,6 +143,9 @@ class Pipeline {
     std::pair<std::string, std::string> reader_hint(const std::filesystem::path& input,
                                                     const std::filesystem::path& output,
                                                     const std::string& input_name) const;
+    // A lora stage naming PEFT adapter folders: the folders converted to GGUF adapters and the
+    // stage created again with those (peft_adapters.hpp). `input` is the pipeline's input.
+    void use_converted_adapters(Stage& stage, const std::filesystem::path& input);
     // A safetensors file of a Hugging Face checkpoint read alone: a warning naming the reader
     // of the whole checkpoint.
     void warn_if_part_of_a_checkpoint(const std::filesystem::path& input);
@@ -152,6 +160,7 @@ class Pipeline {
     // report's per-stage times.
     std::vector<double> inclusive_seconds_;
     std::mutex seconds_mutex_;
+    std::unique_ptr<ConvertedAdapters> converted_adapters_;  // removed with the pipeline
     std::atomic<bool> stop_{false};  // a tensor failed or the run is over: workers stop early
 };
 

@@ -106,6 +106,15 @@ std::size_t parse_options(StageSpec& stage, const std::string& text, std::size_t
 
 }  // namespace
 
+std::string stage_value(std::string_view value) {
+    std::string escaped;
+    for (char c : value) {
+        if (escapable(c)) escaped += '\\';
+        escaped += c;
+    }
+    return escaped;
+}
+
 std::vector<StageSpec> parse_pipeline(const std::string& text) {
     std::vector<StageSpec> stages;
     std::size_t pos = 0;

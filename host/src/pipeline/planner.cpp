@@ -178,6 +178,7 @@ void Pipeline::plan_stages(const fs::path& input, const fs::path& output,
         context_.note("reader '" + first.spec.text + "': " + update.note);
     for (std::size_t k = 1; k + 1 < stages_.size(); ++k) {
         Stage& s = *stages_[k];
+        use_converted_adapters(s, input);
         ck::ModelHeader planned =
             call_plugin(s.spec.name, [&] { return s.transform->plan(headers_.back()); });
         // general.file_type must still name the tensors' types after any stage, a third-party

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "ck/error.hpp"
 #include "registry/format_probe.hpp"
 
 namespace fs = std::filesystem;

@@ -90,6 +90,15 @@ std::string recipe_difference(const json& was, const json& now) {
     if (was.value("input", json()) != now.value("input", json()))
         return "the input changed since the outputs were made (its size, modification time or "
                "file)";
+    const json none = json::object();
+    const auto side = [&none](const json& recipe) -> const json& {
+        const auto found = recipe.find("side_inputs");
+        return found != recipe.end() && found->is_object() ? *found : none;
+    };
+    const json& was_side = side(was);
+    for (const auto& [path, identity] : side(now).items())
+        if (!was_side.contains(path) || was_side.at(path) != identity)
+            return "'" + path + "', which a stage reads, changed since the outputs were made";
     if (was.value("ckhost", json()) != now.value("ckhost", json()))
         return "ckhost changed since the outputs were made (version " +
                was["ckhost"].value("version", "?") + ", now " +
