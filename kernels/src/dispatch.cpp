@@ -40,6 +40,9 @@ const char* plugin_dequant_variant() {
 bool has_own_kernel(Isa isa, std::uint32_t type) {
     if (type >= ggml_type_count) return false;
     if (isa == Isa::scalar) return scalar_dequant_table().fn[type] != nullptr;
+#ifndef CKHOST_X86_SIMD
+    return false;  // no SIMD unit on this target
+#endif
     // Answered from this list, not by building the variant's table: that code is compiled for
     // the variant's ISA and must not run on a CPU without it.
     constexpr GgmlType simd_types[] = {GgmlType::f16,  GgmlType::bf16,   GgmlType::q4_0,

@@ -18,11 +18,16 @@ namespace {
 
 // Only reads the units' constant tables: nothing compiled for a SIMD ISA runs here.
 QuantizeRowFn own_quantizer(Isa isa, std::uint32_t type) {
+#ifndef CKHOST_X86_SIMD
+    (void)isa, (void)type;
+    return nullptr;  // no SIMD unit on this target (kernels/CMakeLists.txt)
+#else
     const auto& own = isa == Isa::avx512 ? LaneQuantizers<Isa::avx512>::entries
                                          : LaneQuantizers<Isa::avx2>::entries;
     for (const LaneQuantizer& q : own)
         if (static_cast<std::uint32_t>(q.type) == type) return q.fn;
     return nullptr;
+#endif
 }
 
 Isa capped(Isa limit) {

@@ -9,6 +9,10 @@ namespace {
 // The SIMD units' tables for `isa` (constant data: nothing compiled for a SIMD ISA runs here).
 // Each family adds its line when its units exist.
 std::span<const std::span<const WeightedLaneQuantizer>> lane_tables(Isa isa) {
+#ifndef CKHOST_X86_SIMD
+    (void)isa;
+    return {};  // no SIMD unit on this target (kernels/CMakeLists.txt)
+#else
     static const std::span<const WeightedLaneQuantizer> avx2[] = {
         WeightedKquantLanes<Isa::avx2>::entries,
         WeightedGridLanes<Isa::avx2>::entries,
@@ -20,6 +24,7 @@ std::span<const std::span<const WeightedLaneQuantizer>> lane_tables(Isa isa) {
     if (isa == Isa::avx512) return avx512;
     if (isa == Isa::avx2) return avx2;
     return {};
+#endif
 }
 
 WeightedQuantizeRowFn own_weighted_quantizer(Isa isa, std::uint32_t type) {

@@ -12,6 +12,12 @@ namespace ck::kernels {
 // does).
 template <class Table, Table (*BuildAvx512)(), Table (*BuildAvx2)(), const Table& (*Scalar)()>
 const Table& table_for_isa(Isa isa) {
+#ifndef CKHOST_X86_SIMD
+    // No SIMD variant is built for this target (kernels/CMakeLists.txt), and no CPU of it
+    // reports an x86 ISA: the scalar table.
+    (void)isa;
+    return Scalar();
+#else
     switch (isa) {
         case Isa::avx512: {
             static const Table t = BuildAvx512();
@@ -24,6 +30,7 @@ const Table& table_for_isa(Isa isa) {
         default:
             return Scalar();
     }
+#endif
 }
 
 template <class Table>

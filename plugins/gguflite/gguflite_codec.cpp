@@ -120,9 +120,13 @@ const Quantizers& scalar_quantizers() {
 }
 
 const Quantizers& select_quantizers(Isa limit) {
+#ifdef CKHOST_X86_SIMD
     static const Quantizers avx2_table{Isa::avx2, avx2::quantize_q8_row, avx2::quantize_q4_row};
     const Isa best = best_supported_isa(cpu_features());
     if (limit >= Isa::avx2 && best >= Isa::avx2) return avx2_table;
+#else
+    (void)limit;  // no AVX2 variant on this target
+#endif
     return scalar_quantizers();
 }
 

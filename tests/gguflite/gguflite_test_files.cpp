@@ -4,7 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
-#if !defined(__FLT16_MAX__)
+#if defined(__x86_64__) && !defined(__FLT16_MAX__)
 #include <immintrin.h>
 #endif
 
@@ -25,17 +25,34 @@ void put(std::vector<unsigned char>& out, T v) {
     append(out, &v, sizeof v);
 }
 
-// F16 rounding independent of the plugin: the compiler's _Float16 where it has one (GCC 12),
-// else the CPU's own conversion instructions (Clang 14 on x86-64, the sanitizer tree, has no
-// _Float16 without AVX512-FP16; F16C rounds to nearest even, as the conversion does).
-#if defined(__FLT16_MAX__)
+// F16 rounding independent of the plugin: the compiler's _Float16 where it has one (GCC 12 on
+// x86-64), else the CPU's own conversion instructions (Clang 14 on x86-64, the sanitizer tree,
+// has no _Float16 without AVX512-FP16; F16C rounds to nearest even, as the conversion does), else
+// (aarch64 and s390x under scripts/test-cross.sh) the definition in plain arithmetic: scaling by
+// powers of two is exact, and nearbyint rounds to nearest even.
+#if defined(__x86_64__) && defined(__FLT16_MAX__)
 std::uint16_t f16_bits(float x) {
     return std::bit_cast<std::uint16_t>(static_cast<_Float16>(x));
 }
-#else
+#elif defined(__x86_64__)
 __attribute__((target("f16c"))) std::uint16_t f16_bits(float x) {
     const __m128i half = _mm_cvtps_ph(_mm_set_ss(x), _MM_FROUND_TO_NEAREST_INT);
     return static_cast<std::uint16_t>(_mm_extract_epi16(half, 0));
+}
+#else
+std::uint16_t f16_bits(float x) {
+    const std::uint16_t sign = std::signbit(x) ? 0x8000 : 0;
+    if (std::isnan(x)) return sign | 0x7e00;
+    const float a = std::fabs(x);
+    if (a >= 65520.0f) return sign | 0x7c00;  // rounds to infinity
+    int e = 0;
+    std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1): a's exponent is e - 1
+    if (a == 0 ||
+        e - 1 < -14)  // subnormal: a multiple of 2^-24 (1024 of them is the smallest normal)
+        return sign | static_cast<std::uint16_t>(std::nearbyint(std::ldexp(a, 24)));
+    auto q = static_cast<std::uint32_t>(std::nearbyint(std::ldexp(a, 11 - e)));  // in [1024, 2048]
+    if (q == 2048) q = 1024, ++e;
+    return sign | static_cast<std::uint16_t>(((e - 1 + 15) << 10) | (q - 1024));
 }
 #endif
 
@@ -53,13 +70,21 @@ int quantize(float w, float s, int lo, int hi) {
 
 }  // namespace
 
-#if defined(__FLT16_MAX__)
+#if defined(__x86_64__) && defined(__FLT16_MAX__)
 float f16_to_float(std::uint16_t bits) {
     return static_cast<float>(std::bit_cast<_Float16>(bits));
 }
-#else
+#elif defined(__x86_64__)
 __attribute__((target("f16c"))) float f16_to_float(std::uint16_t bits) {
     return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(bits)));
+}
+#else
+float f16_to_float(std::uint16_t bits) {
+    const int exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
+    float v = exponent == 0    ? std::ldexp(static_cast<float>(mantissa), -24)
+              : exponent == 31 ? (mantissa ? NAN : INFINITY)
+                               : std::ldexp(static_cast<float>(mantissa | 0x400), exponent - 25);
+    return (bits & 0x8000) ? -v : v;
 }
 #endif
 

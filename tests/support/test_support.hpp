@@ -15,6 +15,14 @@
 
 namespace cktest {
 
+// Whether this build has the AVX2 and AVX-512 kernel variants: x86-64 builds do, a build for
+// another target (scripts/test-cross.sh) has the scalar kernels only.
+#ifdef CKHOST_X86_SIMD
+inline constexpr bool x86_simd_built = true;
+#else
+inline constexpr bool x86_simd_built = false;
+#endif
+
 // The kernel variants this CPU runs: scalar, then AVX2 and AVX-512 when it has them.
 inline std::vector<ck::Isa> supported_isas() {
     std::vector<ck::Isa> out{ck::Isa::scalar};

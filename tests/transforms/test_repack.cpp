@@ -234,7 +234,8 @@ BOOST_AUTO_TEST_CASE(every_variant_writes_the_same_file) {
         BOOST_TEST_REQUIRE(scalar.exit_code == 0, scalar.err);
         BOOST_TEST(cktest::files_equal(dir / "best.st", dir / "scalar.st"), to);
         json a = repack_report(best.out), b = repack_report(scalar.out);
-        BOOST_TEST(a["kernels"] != b["kernels"]);
+        // The variant named differs, unless this CPU runs the scalar kernels only.
+        BOOST_TEST((a["kernels"] != b["kernels"]) == (cktest::supported_isas().size() > 1));
         a.erase("kernels");
         b.erase("kernels");
         BOOST_TEST(a == b, "the accuracy figures are bit-identical too");
