@@ -1,5 +1,6 @@
 #include "adapter_reader.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -139,9 +140,20 @@ ck::TensorView encode(const std::vector<float>& values, const ck::TensorInfo& in
         narrow.to_f16(values.data(), halves, values.size());
     else if (type == ck::GgmlType::bf16)
         narrow.to_bf16(values.data(), halves, values.size());
-    else if (type == ck::GgmlType::q8_0)
+    else if (type == ck::GgmlType::q8_0) {
+        // Q8_0 has no code for NaN or infinity (a block's scale would be NaN, its rounding
+        // undefined): gguf-py writes garbage for such a factor; refused here.
+        const auto bad =
+            std::find_if(values.begin(), values.end(), [](float v) { return !std::isfinite(v); });
+        if (bad != values.end())
+            throw ck::tensor_error("holds " +
+                                       std::string(std::isnan(*bad) ? "NaN" : "an infinity") +
+                                       " at element " + std::to_string(bad - values.begin()) +
+                                       ": Q8_0 cannot encode it (convert with --outtype f32, "
+                                       "f16 or bf16, or fix the adapter)",
+                                   info.name);
         ck::kernels::quantize_row_q8_0(values.data(), out.bytes.data(), values.size());
-    else
+    } else
         std::memcpy(out.bytes.data(), values.data(), values.size() * 4);
     return std::move(out.view);
 }

@@ -7,6 +7,7 @@
 #include <bit>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -366,6 +367,18 @@ BOOST_AUTO_TEST_CASE(refusals) {
             for (const char* part : c.message) BOOST_TEST(contains(r.err, part), r.err);
             BOOST_TEST(!fs::exists(f.dir / "out"));
         }
+    }
+    // A NaN in a factor cannot become Q8_0 (found by the lora_adapter fuzz target): refused,
+    // naming the tensor; f32 keeps it as the converter does.
+    auto poisoned = adapter_tensors();
+    poisoned[0].values[3] = std::numeric_limits<float>::quiet_NaN();
+    {
+        Folders nan(adapter_config(), poisoned);
+        const auto r = convert_lora(nan, nan.dir / "out" / "a.gguf", {"--outtype", "q8_0"});
+        BOOST_TEST(r.exit_code == 1, r.err);
+        BOOST_TEST(contains(r.err, "holds NaN at element 3: Q8_0 cannot encode it"), r.err);
+        BOOST_TEST(!fs::exists(nan.dir / "out"));
+        BOOST_TEST(convert_lora(nan, nan.dir / "f32.gguf").exit_code == 0);
     }
     // No base: the adapter's base_model_name_or_path ("base") is no folder here.
     Folders f;
