@@ -255,6 +255,20 @@ BOOST_AUTO_TEST_CASE(every_row_matches_ggml_byte_for_byte) {
     BOOST_TEST(failed.empty(), "types that differ from ggml:" << list);
 }
 
+// Q8_0 of a block of tiny values (largest magnitude 1e-38: d = max / 127 is subnormal and 1 / d
+// overflows to infinity): every code 0 and d 0, as ggml's reference gives on x86, with no
+// infinity or NaN converted to an integer (UBSan in the sanitizer tree; found by
+// fuzz_lora_adapter).
+BOOST_AUTO_TEST_CASE(q8_0_of_a_subnormal_block_is_zero) {
+    std::vector<float> x(32, 0.0f);
+    x[0] = 1e-38f;
+    x[5] = -3e-39f;
+    std::byte out[34];
+    std::memset(out, 0xff, sizeof out);
+    ck::kernels::quantize_row_q8_0(x.data(), out, x.size());
+    for (std::size_t i = 0; i < sizeof out; ++i) BOOST_TEST(static_cast<int>(out[i]) == 0, i);
+}
+
 // Q4_1: codes 0..15 over [min, max]; half a step of error, plus the f16 rounding of d and m.
 BOOST_AUTO_TEST_CASE(q4_1_edge_blocks_round_trip) {
     check_round_trip(type_named("q4_1"), edge_row32(), [](const float* x, std::size_t n) {

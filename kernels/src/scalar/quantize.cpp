@@ -39,8 +39,15 @@ void quantize_row_q8_0(const float* x, std::byte* out, std::size_t n) {
         // Codes go to a local array first: a store through std::byte* may alias x, which
         // would keep the compiler from vectorising the loop.
         std::int8_t q[block];
-        for (std::size_t j = 0; j < block; ++j)
-            q[j] = static_cast<std::int8_t>(round_half_away(x[j] * id));
+        // A block whose largest magnitude is below ~3.7e-37 has a subnormal d, whose inverse
+        // overflows: its products are infinite or NaN (0 * inf), which no integer holds. ggml's
+        // reference converts them anyway (undefined; 0 on x86, as its cvttss2si gives 0x80000000
+        // and the byte kept is 0x00): code 0 here, by a select that still vectorises. Products
+        // of any other block stay within +-127.5, untouched.
+        for (std::size_t j = 0; j < block; ++j) {
+            const float v = x[j] * id;
+            q[j] = static_cast<std::int8_t>(round_half_away(std::fabs(v) <= 127.5f ? v : 0.0f));
+        }
         std::memcpy(out + 2, q, block);
     }
 }
