@@ -3,6 +3,10 @@
 # under qemu-user (issue 34):
 #   scripts/test-cross.sh aarch64 [CTEST ARGS...]   ARM64, little-endian (g++-aarch64-linux-gnu)
 #   scripts/test-cross.sh s390x [CTEST ARGS...]     IBM Z, big-endian (g++-s390x-linux-gnu)
+#   scripts/test-cross.sh ARCH --ci                 the subset .ci/run runs (docs/platforms.md):
+#       the program, its plugins and the SDK and kernel suites only; test_sdk, test_kernels_variants
+#       and test_narrow under qemu; then tests/cross/same_outputs.sh against the native Release
+#       build in build/ (scripts/test.sh makes it), every output compared byte for byte.
 # Extra arguments go to ctest (-R REGEX for a subset). It installs what it needs: the native
 # packages (install-deps.sh), the cross compiler and qemu-user, and the target's libraries,
 # unpacked from Debian's packages into a sysroot (~/.cache/ckhost/sysroot-ARCH) rather than
@@ -19,6 +23,12 @@ case "$arch" in
   *) echo "usage: scripts/test-cross.sh aarch64|s390x [ctest arguments...]" >&2; exit 2 ;;
 esac
 shift
+ci=false
+if [ "${1:-}" = "--ci" ]; then
+  ci=true
+  shift
+  [ -x build/bin/ckhost ] || { echo "test-cross --ci: no build/bin/ckhost (run scripts/test.sh first)" >&2; exit 1; }
+fi
 triplet=$arch-linux-gnu
 sysroot=${CKHOST_CROSS_CACHE:-$HOME/.cache/ckhost}/sysroot-$debarch
 dir=build-$arch
@@ -100,5 +110,12 @@ export PKG_CONFIG_SYSROOT_DIR=$sysroot
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCKHOST_WERROR=ON \
   -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchains/cross-linux-gnu.cmake" \
   -DCKHOST_CROSS_TRIPLET="$triplet" -DCKHOST_CROSS_SYSROOT="$sysroot" -DCKHOST_BUILD_BENCH=OFF
-cmake --build "$dir"
-ctest --test-dir "$dir" --output-on-failure -j2 "$@"
+if $ci; then
+  suites=(test_sdk test_kernels_variants test_narrow)
+  cmake --build "$dir" --target ckhost ckhost_plugins kernel_probe "${suites[@]}"
+  ctest --test-dir "$dir" --output-on-failure -j2 -R "^($(IFS='|'; echo "${suites[*]}"))\$"
+  bash tests/cross/same_outputs.sh build/bin/ckhost "$dir/bin/ckhost"
+else
+  cmake --build "$dir"
+  ctest --test-dir "$dir" --output-on-failure -j2 "$@"
+fi

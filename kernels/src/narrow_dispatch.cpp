@@ -4,6 +4,7 @@
 
 #include "ck/kernels/float_convert.hpp"
 #include "ck/kernels/narrow.hpp"
+#include "ck/support/little_endian.hpp"
 #include "narrow_simd.hpp"
 #include "table_choice.hpp"
 
@@ -12,7 +13,7 @@ namespace {
 
 template <std::uint16_t (*Round)(float)>
 void narrow_each(const float* in, std::uint16_t* out, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) out[i] = Round(in[i]);
+    for (std::size_t i = 0; i < n; ++i) ck::le::store(out + i, Round(in[i]));
 }
 
 }  // namespace
@@ -31,8 +32,13 @@ const NarrowTable& scalar_narrow_table() {
 }
 
 const NarrowTable& narrow_table(Isa isa) {
+#ifdef CKHOST_ARM_NEON
+    return table_for_isa<NarrowTable, nullptr, nullptr, scalar_narrow_table,
+                         own_narrow_kernels<Isa::neon>>(isa);
+#else
     return table_for_isa<NarrowTable, own_narrow_kernels<Isa::avx512>,
                          own_narrow_kernels<Isa::avx2>, scalar_narrow_table>(isa);
+#endif
 }
 
 const NarrowTable& select_narrow_table(Isa limit) {

@@ -22,5 +22,8 @@ template <>
 NarrowTable own_narrow_kernels<Isa::avx2>();
 template <>
 NarrowTable own_narrow_kernels<Isa::avx512>();
+// Defined by neon/narrow_neon.cpp.
+template <>
+NarrowTable own_narrow_kernels<Isa::neon>();
 
 }  // namespace ck::kernels

@@ -18,10 +18,16 @@ namespace {
 
 // Only reads the units' constant tables: nothing compiled for a SIMD ISA runs here.
 QuantizeRowFn own_quantizer(Isa isa, std::uint32_t type) {
-#ifndef CKHOST_X86_SIMD
+#if defined(CKHOST_ARM_NEON)
+    if (isa != Isa::neon) return nullptr;
+    for (const LaneQuantizer& q : LaneQuantizers<Isa::neon>::entries)
+        if (static_cast<std::uint32_t>(q.type) == type) return q.fn;
+    return nullptr;
+#elif !defined(CKHOST_X86_SIMD)
     (void)isa, (void)type;
     return nullptr;  // no SIMD unit on this target (kernels/CMakeLists.txt)
 #else
+    if (isa != Isa::avx2 && isa != Isa::avx512) return nullptr;
     const auto& own = isa == Isa::avx512 ? LaneQuantizers<Isa::avx512>::entries
                                          : LaneQuantizers<Isa::avx2>::entries;
     for (const LaneQuantizer& q : own)
@@ -31,8 +37,7 @@ QuantizeRowFn own_quantizer(Isa isa, std::uint32_t type) {
 }
 
 Isa capped(Isa limit) {
-    const Isa best = best_supported_isa(cpu_features());
-    return limit < best ? limit : best;
+    return best_isa_within(limit);
 }
 
 }  // namespace

@@ -26,8 +26,6 @@
 // are the scalar code's conversion by construction.
 #pragma once
 
-#include <immintrin.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -45,15 +43,26 @@ typedef std::int32_t VI __attribute__((vector_size(sizeof(Floats))));
 
 constexpr int lanes = static_cast<int>(sizeof(VF) / sizeof(float));
 
-// Lane-wise IEEE square root (correctly rounded, as the scalar sqrtss).
+// Lane-wise IEEE square root (correctly rounded, as the scalar sqrtss / fsqrt).
 inline VF vsqrt(VF v) {
+#ifdef CK_SIMD_NEON
+    float32x4_t half[2];
+    std::memcpy(half, &v, sizeof v);
+    half[0] = vsqrtq_f32(half[0]);
+    half[1] = vsqrtq_f32(half[1]);
+    std::memcpy(&v, half, sizeof v);
+    return v;
+#else
     return reinterpret_cast<VF>(CK_SIMD(sqrt_ps)(reinterpret_cast<Floats>(v)));
+#endif
 }
 
 // Lane k = t[i[k]] for i[k] in 0..7, a register table lookup (with 16 lanes, the table's lanes
 // 8..15 are never read).
 inline VF permute8(VF t, VI i) {
-#if CK_SIMD_FLOAT_LANES == 16
+#ifdef CK_SIMD_NEON
+    return __builtin_shuffle(t, i & 7);  // GCC's generic shuffle: the mask is taken modulo 8
+#elif CK_SIMD_FLOAT_LANES == 16
     return reinterpret_cast<VF>(
         _mm512_permutexvar_ps(reinterpret_cast<__m512i>(i), reinterpret_cast<__m512>(t)));
 #else
@@ -90,6 +99,14 @@ inline VI nearest_int(VF v) {
 }
 
 // Lane-wise signed minimum and maximum.
+#ifdef CK_SIMD_NEON
+inline VI vmin(VI a, VI b) {
+    return a < b ? a : b;
+}
+inline VI vmax(VI a, VI b) {
+    return a > b ? a : b;
+}
+#else
 inline VI vmin(VI a, VI b) {
     return reinterpret_cast<VI>(
         CK_SIMD(min_epi32)(reinterpret_cast<Ints>(a), reinterpret_cast<Ints>(b)));
@@ -98,6 +115,7 @@ inline VI vmax(VI a, VI b) {
     return reinterpret_cast<VI>(
         CK_SIMD(max_epi32)(reinterpret_cast<Ints>(a), reinterpret_cast<Ints>(b)));
 }
+#endif
 
 inline VI clamp(VI v, std::int32_t lo, std::int32_t hi) {
     return vmax(vmin(v, splat_i(hi)), splat_i(lo));

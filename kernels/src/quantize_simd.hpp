@@ -32,5 +32,8 @@ template <>
 const LaneQuantizer LaneQuantizers<Isa::avx2>::entries[6];
 template <>
 const LaneQuantizer LaneQuantizers<Isa::avx512>::entries[6];
+// Defined by quantize_kquants_neon.cpp (the same file, over GCC's generic vectors).
+template <>
+const LaneQuantizer LaneQuantizers<Isa::neon>::entries[6];
 
 }  // namespace ck::kernels

@@ -9,7 +9,13 @@ namespace {
 // The SIMD units' tables for `isa` (constant data: nothing compiled for a SIMD ISA runs here).
 // Each family adds its line when its units exist.
 std::span<const std::span<const WeightedLaneQuantizer>> lane_tables(Isa isa) {
-#ifndef CKHOST_X86_SIMD
+#if defined(CKHOST_ARM_NEON)
+    static const std::span<const WeightedLaneQuantizer> neon[] = {
+        WeightedKquantLanes<Isa::neon>::entries,
+    };
+    if (isa == Isa::neon) return neon;
+    return {};
+#elif !defined(CKHOST_X86_SIMD)
     (void)isa;
     return {};  // no SIMD unit on this target (kernels/CMakeLists.txt)
 #else
@@ -54,10 +60,7 @@ WeightedQuantizeRowFn weighted_quantizer(Isa isa, std::uint32_t type) {
 
 WeightedQuantizeRowFn best_weighted_quantizer(std::uint32_t type) {
     // Decided once, as best_quantizer(): the host's --isa / CKHOST_ISA, never above the CPU.
-    static const Isa isa = [] {
-        const Isa best = best_supported_isa(cpu_features());
-        return selected_isa() < best ? selected_isa() : best;
-    }();
+    static const Isa isa = [] { return best_isa_within(selected_isa()); }();
     return weighted_quantizer(isa, type);
 }
 

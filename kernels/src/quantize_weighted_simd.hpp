@@ -30,6 +30,9 @@ template <>
 const std::span<const WeightedLaneQuantizer> WeightedKquantLanes<Isa::avx2>::entries;
 template <>
 const std::span<const WeightedLaneQuantizer> WeightedKquantLanes<Isa::avx512>::entries;
+// Defined by quantize_weighted_neon.cpp (the same file, over GCC's generic vectors).
+template <>
+const std::span<const WeightedLaneQuantizer> WeightedKquantLanes<Isa::neon>::entries;
 template <Isa isa>
 struct WeightedGridLanes {  // IQ1_S, IQ1_M, IQ2_*, IQ3_*
     static const std::span<const WeightedLaneQuantizer> entries;

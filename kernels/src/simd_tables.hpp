@@ -14,5 +14,8 @@ template <>
 DequantTable own_kernels<Isa::avx2>();
 template <>
 DequantTable own_kernels<Isa::avx512>();
+// Defined by neon/dequant_neon.cpp.
+template <>
+DequantTable own_kernels<Isa::neon>();
 
 }  // namespace ck::kernels

@@ -10,9 +10,19 @@ namespace ck::kernels {
 // The table of `isa`, each built on first use by its builder. The SIMD builders run code compiled
 // for their ISA, so asking for an ISA the CPU lacks is the caller's mistake (best_table never
 // does).
-template <class Table, Table (*BuildAvx512)(), Table (*BuildAvx2)(), const Table& (*Scalar)()>
+// BuildNeon, when given, builds ARM64's table (NEON is part of every ARM64 CPU).
+template <class Table, Table (*BuildAvx512)(), Table (*BuildAvx2)(), const Table& (*Scalar)(),
+          Table (*BuildNeon)() = nullptr>
 const Table& table_for_isa(Isa isa) {
-#ifndef CKHOST_X86_SIMD
+#if defined(CKHOST_ARM_NEON)
+    if constexpr (BuildNeon != nullptr) {
+        if (isa == Isa::neon) {
+            static const Table t = BuildNeon();
+            return t;
+        }
+    }
+    return Scalar();
+#elif !defined(CKHOST_X86_SIMD)
     // No SIMD variant is built for this target (kernels/CMakeLists.txt), and no CPU of it
     // reports an x86 ISA: the scalar table.
     (void)isa;
@@ -35,8 +45,7 @@ const Table& table_for_isa(Isa isa) {
 
 template <class Table>
 const Table& best_table(const Table& (*table_for)(Isa), Isa limit) {
-    const Isa best = best_supported_isa(cpu_features());
-    return table_for(limit < best ? limit : best);
+    return table_for(best_isa_within(limit));
 }
 
 // One static per family: the first call decides, later calls (from any thread) reuse it.

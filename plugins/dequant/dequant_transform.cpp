@@ -18,6 +18,7 @@
 #include "ck/llama/tensors.hpp"
 #include "ck/parallel.hpp"
 #include "ck/stage.hpp"
+#include "ck/support/little_endian.hpp"
 #include "ck/support/tensor_io.hpp"
 #include "ck/tensor_filter.hpp"
 
@@ -142,9 +143,10 @@ ck::TensorView Dequant::convert(const Conversion& c, const ck::TensorView& in,
         const std::size_t first_byte = first / from.block_size * from.block_bytes;
         const std::size_t n = end - first;
         populate_for_writing(out + first * out_size, out + end * out_size);
-        if (to_f32)
+        if (to_f32) {
             dequant(src + first_byte, reinterpret_cast<float*>(out) + first, n);
-        else
+            ck::le::in_place(reinterpret_cast<float*>(out) + first, n);  // the tensor's order
+        } else
             ck::kernels::dequantize_and_narrow(dequant, narrow_fn, from, src + first_byte,
                                                reinterpret_cast<std::uint16_t*>(out) + first, n);
         // Blocks read are not read again: their input pages leave the resident set.

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ck/kernels/float_convert.hpp"
+#include "ck/support/little_endian.hpp"
 
 namespace ckplugin::gguflite {
 using namespace ck;
@@ -35,9 +36,7 @@ inline float round_clamped(float x, float lo, float hi) {
 }
 
 inline std::uint16_t load_u16(const std::byte* p) {
-    std::uint16_t v;
-    std::memcpy(&v, p, 2);
-    return v;
+    return ck::le::load<std::uint16_t>(p);
 }
 
 template <bool with_fake>

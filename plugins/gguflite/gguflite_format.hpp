@@ -10,9 +10,6 @@
 
 namespace ckplugin::gguflite {
 
-static_assert(std::endian::native == std::endian::little,
-              "GGUF-lite is little-endian and this code stores scales and floats as they are");
-
 inline constexpr std::uint32_t magic = 0x474C4654;  // 'GLFT'; on disk 54 46 4C 47
 inline constexpr std::uint32_t version = 1;
 inline constexpr std::uint64_t header_bytes = 16;  // magic, version, n_tensors, metadata_len

@@ -8,6 +8,7 @@
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/support/byte_cursor.hpp"
+#include "ck/support/little_endian.hpp"
 #include "gguflite_codec.hpp"
 #include "json_text.hpp"
 #include "metadata_text.hpp"
@@ -282,6 +283,7 @@ TensorView GgufLiteReader::tensor(std::size_t index) {
     std::vector<std::byte> values(*element_count(t.dims) * sizeof(float));
     dequantize_rows(t.dtype, layout, bytes.data(), bytes.data() + layout.scale_bytes(), layout.rows,
                     reinterpret_cast<float*>(values.data()));
+    ck::le::in_place(reinterpret_cast<float*>(values.data()), values.size() / sizeof(float));
     mapping_->release(bytes);  // the packed bytes are done
     return TensorView::owning(std::move(values));
 }
@@ -311,11 +313,9 @@ void GgufLiteReader::verify() {
             else
                 quantize_q4_row(row.data(), layout.cols, new_scales.data(),
                                 reinterpret_cast<std::uint8_t*>(new_values.data()), nullptr);
-            for (std::uint64_t g = 0; g < layout.scales_per_row; ++g) {
-                std::uint16_t h;
-                std::memcpy(&h, s + 2 * g, 2);
-                non_finite_scales += (h & 0x7c00) == 0x7c00;
-            }
+            for (std::uint64_t g = 0; g < layout.scales_per_row; ++g)
+                non_finite_scales += (ck::le::load<std::uint16_t>(s + 2 * g) & 0x7c00) == 0x7c00;
+            ck::le::in_place(std::span(new_scales));  // as the file holds them
             const bool same = std::memcmp(new_scales.data(), s, scale_row_bytes) == 0 &&
                               std::memcmp(new_values.data(), v, layout.row_value_bytes) == 0;
             if (!same && differing_rows++ == 0) first_differing = r;

@@ -11,6 +11,7 @@
 #include "ck/llama/file_type.hpp"
 #include "ck/parallel.hpp"
 #include "ck/support/destination.hpp"
+#include "ck/support/little_endian.hpp"
 #include "ck/support/tensor_io.hpp"
 #include "gguflite_codec.hpp"
 #include "metadata_text.hpp"
@@ -35,7 +36,9 @@ void append(std::vector<std::byte>& out, const void* data, std::size_t size) {
 
 template <class T>
 void put(std::vector<std::byte>& out, T v) {
-    append(out, &v, sizeof v);  // little-endian host (gguflite_format.hpp)
+    std::byte bytes[sizeof v];
+    ck::le::store(bytes, v);
+    append(out, bytes, sizeof v);
 }
 
 // The metadata to store: `header`'s, with its general.file_type made to fit the types this file's
@@ -234,9 +237,12 @@ void GgufLiteWriter::encode_floats(const TensorPlan& p, SourceValues& source,
                  // Items of whole source blocks go to the pool.
                  ck::parallel_chunks(n, item, [&](std::size_t begin, std::size_t end) {
                      source.read(first + begin, end - begin, values[b].data() + begin);
+                     // Host values to the file's little-endian bytes.
                      if (p.dtype == Dtype::f16)
                          for (std::size_t i = begin; i < end; ++i)
-                             halves[b][i] = kernels::f32_to_f16(values[b][i]);
+                             ck::le::store(&halves[b][i], kernels::f32_to_f16(values[b][i]));
+                     else
+                         ck::le::in_place(values[b].data() + begin, end - begin);
                  });
              },
              [&](std::uint64_t k, std::size_t b) {
@@ -295,9 +301,10 @@ void GgufLiteWriter::encode_quantized(const TensorPlan& p, SourceValues& source,
                  const auto used = source.bytes_of(row * cols, n * cols);
                  pages.release_before(used.data() + used.size());
              });
-    file_->write_at(start, as_bytes_of(scales.data(), scales.size() * sizeof(std::uint16_t)));
     const auto non_finite = std::count_if(scales.begin(), scales.end(),
                                           [](std::uint16_t h) { return (h & 0x7c00) == 0x7c00; });
+    ck::le::in_place(std::span(scales));  // host-order halves to the file's bytes
+    file_->write_at(start, as_bytes_of(scales.data(), scales.size() * sizeof(std::uint16_t)));
     if (non_finite > 0)
         context_.warn("tensor '" + p.name + "': " + std::to_string(non_finite) + " of " +
                       std::to_string(scales.size()) +

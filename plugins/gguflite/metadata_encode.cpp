@@ -16,7 +16,8 @@ constexpr std::uint64_t canonical_f64_nan = 0x7ff8000000000000ull;
 
 std::uint64_t load_le(const std::byte* p, std::size_t n) {
     std::uint64_t v = 0;
-    std::memcpy(&v, p, n);  // little-endian host (checked in gguflite_format.hpp)
+    for (std::size_t k = 0; k < n; ++k)
+        v |= std::uint64_t(std::to_integer<unsigned>(p[k])) << 8 * k;
     return v;
 }
 

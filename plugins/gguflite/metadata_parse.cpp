@@ -31,9 +31,7 @@ struct Line {
 }
 
 void store_le(std::vector<std::byte>& out, std::uint64_t v, std::size_t n) {
-    std::byte buf[8];
-    std::memcpy(buf, &v, 8);  // little-endian host (checked in gguflite_format.hpp)
-    out.insert(out.end(), buf, buf + n);
+    for (std::size_t k = 0; k < n; ++k) out.push_back(static_cast<std::byte>(v >> 8 * k));
 }
 
 // Inclusive range of an integer type, as int64 / uint64 bounds.
@@ -199,8 +197,9 @@ Value parse_typed(std::string_view value, std::size_t colon, const Line& line,
         if (t == ValueType::string)
             return Value::of_string(
                 std::string(reinterpret_cast<const char*>(encoded.data()) + 8, encoded.size() - 8));
-        std::uint64_t raw = 0;
-        std::memcpy(&raw, encoded.data(), encoded.size());
+        std::uint64_t raw = 0;  // the little-endian encoding's value
+        for (std::size_t k = 0; k < encoded.size(); ++k)
+            raw |= std::uint64_t(std::to_integer<unsigned>(encoded[k])) << 8 * k;
         return Value::scalar(t, raw);
     }
     std::optional<ValueType> element;

@@ -12,6 +12,7 @@
 
 #include "ck/error.hpp"
 #include "ck/kernels/float_convert.hpp"
+#include "ck/support/little_endian.hpp"
 #include "gguflite_codec.hpp"
 #include "gguflite_reader.hpp"
 #include "metadata_text.hpp"
@@ -108,16 +109,15 @@ void RoundTripCheck::check_tensor(const TensorPlan& p, std::uint64_t start, Sour
                 std::copy_n(values.data(), n, fake.data());
                 raw.resize(n * 4);
                 read_back(start + first * 4, raw.size(), raw.data());
-                std::memcpy(reload.data(), raw.data(), raw.size());
+                ck::le::load_array(raw.data(), reload.data(), n);
                 break;
             case Dtype::f16:
                 raw.resize(n * 2);
                 read_back(start + first * 2, raw.size(), raw.data());
                 for (std::uint64_t i = 0; i < n; ++i) {
                     fake[i] = kernels::f16_to_f32(kernels::f32_to_f16(values[i]));
-                    std::uint16_t h;
-                    std::memcpy(&h, raw.data() + 2 * i, 2);
-                    reload[i] = kernels::f16_to_f32(h);
+                    reload[i] =
+                        kernels::f16_to_f32(ck::le::load<std::uint16_t>(raw.data() + 2 * i));
                 }
                 break;
             case Dtype::q8:

@@ -8,6 +8,7 @@
 
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
+#include "ck/support/little_endian.hpp"
 
 namespace ckplugin::gguflite {
 using namespace ck;
@@ -15,8 +16,7 @@ namespace {
 
 template <class Int>
 float from_int(const std::byte* p, std::uint64_t& inexact) {
-    Int v;
-    std::memcpy(&v, p, sizeof v);
+    const auto v = ck::le::load<Int>(p);
     const auto f = static_cast<float>(v);
     // 2^63 is the first float an int64 cannot hold; below it the conversion back is defined.
     const bool fits = f < 0x1p63f && f >= -0x1p63f;
@@ -25,8 +25,7 @@ float from_int(const std::byte* p, std::uint64_t& inexact) {
 }
 
 float from_f64(const std::byte* p, std::uint64_t& inexact) {
-    double v;
-    std::memcpy(&v, p, sizeof v);
+    const auto v = ck::le::load<double>(p);
     const auto f = static_cast<float>(v);
     inexact += static_cast<double>(f) != v && v == v;
     return f;

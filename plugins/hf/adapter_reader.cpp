@@ -12,6 +12,7 @@
 #include "ck/kernels/narrow.hpp"
 #include "ck/kernels/quantize.hpp"
 #include "ck/llama/file_type.hpp"
+#include "ck/support/little_endian.hpp"
 #include "hf_reader.hpp"
 #include "model_name.hpp"
 #include "special_vocab.hpp"
@@ -154,7 +155,7 @@ ck::TensorView encode(const std::vector<float>& values, const ck::TensorInfo& in
                                    info.name);
         ck::kernels::quantize_row_q8_0(values.data(), out.bytes.data(), values.size());
     } else
-        std::memcpy(out.bytes.data(), values.data(), values.size() * 4);
+        ck::le::store_array(out.bytes.data(), values.data(), values.size());
     return std::move(out.view);
 }
 
@@ -216,9 +217,10 @@ ck::TensorView AdapterReader::tensor(std::size_t index) const {
         const ck::TensorView stored = weights_.view(s);
         const std::size_t n = s.info->elements();
         const auto type = static_cast<ck::GgmlType>(s.info->type);
-        if (t.shift_norm)
+        if (t.shift_norm) {
             shift_norm(stored.data(), reinterpret_cast<std::byte*>(values.data() + at), n, type);
-        else
+            ck::le::in_place(values.data() + at, n);  // tensor bytes to host floats
+        } else
             ck::kernels::plugin_dequant_table().fn[s.info->type](stored.data(), values.data() + at,
                                                                  n);
         at += n;

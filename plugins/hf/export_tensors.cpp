@@ -10,6 +10,7 @@
 #include "ck/llama/hparams.hpp"
 #include "ck/parallel.hpp"
 #include "ck/safetensors/format.hpp"
+#include "ck/support/little_endian.hpp"
 #include "export_config.hpp"
 
 namespace ckplugin::hf {
@@ -230,6 +231,7 @@ void convert_values(const std::byte* in, std::uint32_t type, std::size_t count, 
         dequant(in, values, count);
         if (unshift)
             for (std::size_t i = 0; i < count; ++i) values[i] -= 1.0f;
+        ck::le::in_place(values, count);  // host floats to the tensor's byte order
         return;
     }
     const ck::kernels::NarrowTable& narrow = ck::kernels::plugin_narrow_table();

@@ -11,6 +11,7 @@
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/float_convert.hpp"
 #include "ck/llama/file_type.hpp"
+#include "ck/support/little_endian.hpp"
 #include "hf_config.hpp"
 #include "model_keys.hpp"
 #include "model_name.hpp"
@@ -61,11 +62,9 @@ ParameterCount count_parameters(const std::vector<ck::TensorInfo>& tensors) {
 
 void widen_to_f32(const std::byte* in, std::byte* out, std::size_t n, ck::GgmlType type) {
     for (std::size_t i = 0; i < n; ++i) {
-        std::uint16_t h;
-        std::memcpy(&h, in + 2 * i, 2);
-        const float f =
-            type == ck::GgmlType::bf16 ? ck::kernels::bf16_to_f32(h) : ck::kernels::f16_to_f32(h);
-        std::memcpy(out + 4 * i, &f, 4);
+        const auto h = ck::le::load<std::uint16_t>(in + 2 * i);
+        ck::le::store(out + 4 * i, type == ck::GgmlType::bf16 ? ck::kernels::bf16_to_f32(h)
+                                                              : ck::kernels::f16_to_f32(h));
     }
 }
 
@@ -182,7 +181,7 @@ ck::TensorView HfReader::tensor(std::size_t index) {
     if (p.action == Action::generated) {
         const std::vector<float>& values = generated_.tensors.at(p.generated).values;
         auto out = ck::TensorView::allocate(values.size() * 4);
-        std::memcpy(out.bytes.data(), values.data(), values.size() * 4);
+        ck::le::store_array(out.bytes.data(), values.data(), values.size());
         return out.view;
     }
     // Copied, permuted and stacked tensors are their row blocks' code over every row.

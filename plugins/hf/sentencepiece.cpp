@@ -5,6 +5,7 @@
 
 #include "ck/error.hpp"
 #include "ck/mapped_file.hpp"
+#include "ck/support/little_endian.hpp"
 
 namespace ckplugin::hf {
 namespace {
@@ -39,8 +40,7 @@ class ProtoCursor {
 
     std::uint32_t fixed32() {
         if (end_ - at_ < 4) fail("truncated 32-bit field");
-        std::uint32_t v;
-        std::memcpy(&v, data_ + at_, 4);  // protobuf is little-endian, as every target here
+        const auto v = ck::le::load<std::uint32_t>(data_ + at_);  // protobuf is little-endian
         at_ += 4;
         return v;
     }

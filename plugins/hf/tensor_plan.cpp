@@ -9,6 +9,7 @@
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/float_convert.hpp"
 #include "ck/llama/tensors.hpp"
+#include "ck/support/little_endian.hpp"
 #include "ck/support/tensor_io.hpp"
 
 namespace ckplugin::hf {
@@ -216,16 +217,14 @@ void shift_norm(const std::byte* in, std::byte* out, std::size_t n, ck::GgmlType
     for (std::size_t i = 0; i < n; ++i) {
         float f;
         if (type == ck::GgmlType::f32) {
-            std::memcpy(&f, in + 4 * i, 4);
-            f += 1.0f;
+            f = ck::le::load<float>(in + 4 * i) + 1.0f;
         } else {
-            std::uint16_t h;
-            std::memcpy(&h, in + 2 * i, 2);
+            const auto h = ck::le::load<std::uint16_t>(in + 2 * i);
             f = type == ck::GgmlType::bf16 ? ck::kernels::bf16_to_f32(h) + 1.0f
                                            : ck::kernels::f16_to_f32(ck::kernels::f32_to_f16(
                                                  ck::kernels::f16_to_f32(h) + 1.0f));
         }
-        std::memcpy(out + 4 * i, &f, 4);
+        ck::le::store(out + 4 * i, f);
     }
 }
 

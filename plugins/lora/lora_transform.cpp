@@ -8,6 +8,7 @@
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/dequant.hpp"
 #include "ck/kernels/narrow.hpp"
+#include "ck/support/little_endian.hpp"
 #include "ck/support/option_list.hpp"
 #include "ck/support/tensor_io.hpp"
 
@@ -239,7 +240,9 @@ void Lora::merge_matrix_rows(const Merge& m, std::uint64_t first, std::uint64_t 
             add(factors[i].by_row.data() + row * rank, factors[i].by_column.data(), rank, columns,
                 n, t.sum, t.scale, v);
         }
-        if (!values.empty())
+        if (values.empty())
+            ck::le::in_place(v, n * columns);  // host floats to the tensor's byte order
+        else
             (m.to == type_id(GgmlType::f16) ? narrow.to_f16 : narrow.to_bf16)(
                 v, reinterpret_cast<std::uint16_t*>(out + row * out_row), n * columns);
     }

@@ -28,6 +28,7 @@
 #include "ck/parallel.hpp"
 #include "ck/stage.hpp"
 #include "ck/suggest.hpp"
+#include "ck/support/little_endian.hpp"
 #include "ck/support/tensor_io.hpp"
 #include "ck/tensor_filter.hpp"
 #include "gguf_split_plan.hpp"
@@ -44,7 +45,7 @@ constexpr std::uint64_t elements_per_item = 1 << 16;
 // F32 "quantized": the widened row as it is. The kernels have no quantizer for F32 (nothing is
 // lost), but llama-quantize's F32 file type and --output-tensor-type f32 store weights so.
 void store_row_f32(const float* x, std::byte* out, std::size_t n) {
-    std::memcpy(out, x, n * sizeof(float));
+    ck::le::store_array(out, x, n);
 }
 
 // The row function that writes `type`, or nullptr when there is none.

@@ -8,6 +8,7 @@
 #include "ck/conventions/repacked.hpp"
 #include "ck/error.hpp"
 #include "ck/parallel.hpp"
+#include "ck/support/little_endian.hpp"
 #include "ck/support/tensor_io.hpp"
 
 namespace ckplugin::repack {
@@ -156,6 +157,9 @@ RepackTransform::Result RepackTransform::repack(std::size_t job_index, const Ten
         // touched, and a page a neighbouring piece still reads is simply read again from the
         // page cache): the source and the whole output are never resident together.
         source.release(first, first + count / from.block_size * from.block_bytes);
+        // The kernels give the scales as host-order halves; the tensor holds them little-endian.
+        ck::le::in_place(scales + kernels::scale_count(target_, done),
+                         kernels::scale_count(target_, count));
         throw_if_interrupted();
     });
     kernels::RepackError error;

@@ -12,6 +12,7 @@
 #include "ck/ggml_types.hpp"
 #include "ck/mapped_file.hpp"
 #include "ck/support/byte_cursor.hpp"
+#include "ck/support/little_endian.hpp"
 #include "gguf_reader.hpp"
 
 namespace ckplugin::quantize {
@@ -39,7 +40,7 @@ std::string c_string(std::span<const std::byte> bytes) {
 
 std::vector<float> floats_of(const ck::TensorView& view) {
     std::vector<float> out(view.size() / sizeof(float));
-    std::memcpy(out.data(), view.data(), out.size() * sizeof(float));
+    ck::le::load_array(view.data(), out.data(), out.size());
     return out;
 }
 

@@ -72,6 +72,8 @@ std::string_view isa_name(Isa isa) noexcept {
             return "avx2";
         case Isa::avx512:
             return "avx512";
+        case Isa::neon:
+            return "neon";
         default:
             return "scalar";
     }
@@ -81,22 +83,40 @@ std::optional<Isa> isa_from_name(std::string_view name) noexcept {
     if (name == "scalar") return Isa::scalar;
     if (name == "avx2") return Isa::avx2;
     if (name == "avx512") return Isa::avx512;
+    if (name == "neon") return Isa::neon;
     return std::nullopt;
 }
 
-Isa best_supported_isa(const CpuFeatures& cpu) noexcept {
+bool isa_of_this_architecture(Isa isa) noexcept {
+#if defined(__aarch64__)
+    return isa == Isa::scalar || isa == Isa::neon;
+#elif defined(__x86_64__) || defined(__i386__)
+    return isa != Isa::neon;
+#else
+    return isa == Isa::scalar;
+#endif
+}
+
+Isa best_supported_isa([[maybe_unused]] const CpuFeatures& cpu) noexcept {
+#if defined(__aarch64__)
+    return Isa::neon;  // Advanced SIMD is part of every ARM64 CPU
+#endif
     const bool avx2 = cpu.avx2 && cpu.fma && cpu.f16c;
     if (avx2 && cpu.avx512f && cpu.avx512bw && cpu.avx512dq && cpu.avx512vl) return Isa::avx512;
     if (avx2) return Isa::avx2;
     return Isa::scalar;
 }
 
+Isa best_isa_within(Isa limit) noexcept {
+    if (!isa_of_this_architecture(limit)) return Isa::scalar;
+    return std::min(best_supported_isa(cpu_features()), limit);
+}
+
 Isa selected_isa() noexcept {
-    Isa best = best_supported_isa(cpu_features());
     if (const char* env = std::getenv("CKHOST_ISA")) {
-        if (auto forced = isa_from_name(env)) return std::min(best, *forced);
+        if (auto forced = isa_from_name(env)) return best_isa_within(*forced);
     }
-    return best;
+    return best_supported_isa(cpu_features());
 }
 
 }  // namespace ck

@@ -2,6 +2,7 @@
 
 #include "ck/utf8.hpp"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdio>
@@ -149,6 +150,17 @@ ArrayValue ArrayValue::of_raw(ValueType element_type, std::uint64_t count,
     auto owned = std::make_shared<std::vector<std::byte>>(bytes.begin(), bytes.end());
     std::span<const std::byte> view(*owned);
     return ArrayValue(element_type, count, view, std::move(owned));
+}
+
+ArrayValue ArrayValue::of_host_order(ValueType element_type, std::uint64_t count,
+                                     const void* values, std::size_t element_size) {
+    std::vector<std::byte> bytes(count * element_size);
+    if (!bytes.empty()) std::memcpy(bytes.data(), values, bytes.size());
+    if constexpr (std::endian::native == std::endian::big)
+        for (std::size_t at = 0; at < bytes.size(); at += element_size)
+            std::reverse(bytes.begin() + static_cast<std::ptrdiff_t>(at),
+                         bytes.begin() + static_cast<std::ptrdiff_t>(at + element_size));
+    return of_raw(element_type, count, bytes);
 }
 
 std::uint64_t ArrayValue::raw_at(std::uint64_t i) const {

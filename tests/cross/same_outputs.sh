@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # ckhost built for another architecture (run under qemu-user) against the x86-64 build, output
 # for output, byte for byte (issue 34): the main job, bump v4, a llama-quantize mixture, an
-# importance-matrix quant, a split set and a merge of one, GGUF-lite, both repack encoders, and
-# GGUF written and read in the other byte order. Every input is made by the native build first.
+# importance-matrix quant, a split set and a merge of one, GGUF-lite written and read, both repack
+# encoders, GGUF written and read in the other byte order, F16/BF16 narrowing, a Hugging Face
+# checkpoint written and read. Every input is made by the native build first.
 #   tests/cross/same_outputs.sh NATIVE_CKHOST CROSS_CKHOST
 set -euo pipefail
 native=$(realpath "$1")
@@ -16,6 +17,8 @@ trap 'rm -rf "$work"' EXIT
 "$native" -q --pipeline 'gguf:dequant[to=f32]:gguf' -i "$sample" -o "$work/f32.gguf"
 "$native" -q --pipeline 'gguf:quantize[mix=q8_0]:gguf' -i "$work/f32.gguf" -o "$work/q8_0.gguf"
 "$native" -q --pipeline 'gguf:quantize[mix=q4_0]:gguf' -i "$work/f32.gguf" -o "$work/q4_0.gguf"
+"$native" -q --pipeline gguf:hf -i "$sample" -o "$work/hf"
+"$native" -q --pipeline 'gguf:gguflite[scheme=q4]' -i "$work/f32.gguf" -o "$work/q4.gguflite"
 
 # NAME|ARGUMENTS (OUT is the job's output folder, the same relative path on both sides: bump v4's
 # manifest names its weights file by the path it was given).
@@ -32,6 +35,12 @@ jobs=(
   "repack nf4|--pipeline gguf:dequant:repack[to=nf4]:safetensors -i $work/q4_0.gguf -o OUT/"
   "big-endian written|--pipeline gguf:gguf[endian=big] -i $sample -o OUT/be.gguf"
   "big-endian read|--pipeline gguf:gguf -i $data/bigendian/types-convertible.be.gguf -o OUT/le.gguf"
+  "dequant to f16|--pipeline gguf:dequant[to=f16]:gguf -i $sample -o OUT/f16.gguf"
+  "dequant to bf16|--pipeline gguf:dequant[to=bf16]:gguf -i $sample -o OUT/bf16.gguf"
+  "weighted q4_k_m|quantize --imatrix $data/imatrix/micro-llama-f16.imatrix.gguf $work/f32.gguf OUT/q4_k_m.gguf Q4_K_M"
+  "hf export|--pipeline gguf:hf[dtype=f32] -i $sample -o OUT/"
+  "hf checkpoint in|--pipeline hf:gguf -i $work/hf -o OUT/model.gguf"
+  "gguflite read|--pipeline gguflite:gguf -i $work/q4.gguflite -o OUT/back.gguf"
 )
 
 status=0

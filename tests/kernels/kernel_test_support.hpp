@@ -38,25 +38,49 @@ inline ck::Isa best_isa() {
 
 // The ISA the best_* dispatchers choose: the best this CPU runs, within ck::selected_isa().
 inline ck::Isa chosen_isa() {
-    const ck::Isa best = best_isa();
-    return ck::selected_isa() < best ? ck::selected_isa() : best;
+    return ck::best_isa_within(ck::selected_isa());
 }
 
-// The SIMD variants this CPU runs; empty without AVX2.
-inline std::vector<ck::Isa> supported_simd() {
+// The x86-64 SIMD variants this CPU runs; empty without AVX2 (and on ARM64).
+inline std::vector<ck::Isa> supported_x86_simd() {
     std::vector<ck::Isa> out;
     const ck::Isa best = best_isa();
+    if (best == ck::Isa::neon) return out;
     if (best >= ck::Isa::avx2) out.push_back(ck::Isa::avx2);
     if (best >= ck::Isa::avx512) out.push_back(ck::Isa::avx512);
     return out;
+}
+
+// The SIMD variants this CPU runs: AVX2 and AVX-512 on x86-64, NEON on ARM64 (for the families
+// that have NEON kernels: dequant, narrowing, the K-quant and weighted K-quant quantizers).
+inline std::vector<ck::Isa> supported_simd() {
+    if (best_isa() == ck::Isa::neon) return {ck::Isa::neon};
+    return supported_x86_simd();
 }
 
 // True when there is no variant to compare with the scalar code, which the log then says (a
 // skip the reader of a CI log should see): `scalar_kernels` names what runs alone ("quantizers").
 inline bool no_simd(const std::string& scalar_kernels) {
     if (!supported_simd().empty()) return false;
-    BOOST_TEST_MESSAGE("this CPU has no AVX2: only the scalar " << scalar_kernels << " run here");
+    BOOST_TEST_MESSAGE("this CPU has no AVX2 or NEON: only the scalar " << scalar_kernels
+                                                                        << " run here");
     return true;
+}
+
+// The same for the families whose only variants are x86-64's (repack, the IQ1-IQ3 searches).
+inline bool no_x86_simd(const std::string& scalar_kernels) {
+    if (!supported_x86_simd().empty()) return false;
+    BOOST_TEST_MESSAGE("no AVX2 variant here: only the scalar " << scalar_kernels << " run");
+    return true;
+}
+
+// The weighted types with a NEON quantizer: the K-quant lanes' (not the IQ1-IQ3 grid searches).
+inline bool has_neon_weighted_quantizer(ck::GgmlType t) {
+    using ck::GgmlType;
+    for (GgmlType grid : {GgmlType::iq1_s, GgmlType::iq1_m, GgmlType::iq2_xxs, GgmlType::iq2_xs,
+                          GgmlType::iq2_s, GgmlType::iq3_xxs, GgmlType::iq3_s})
+        if (t == grid) return false;
+    return cktest::neon_built;
 }
 
 // How a differing byte is shown after "block B byte I": its offset in the block and both values.
@@ -219,6 +243,9 @@ inline void check_weighted_dispatch(const WeightedType& k) {
     }
     if (cktest::x86_simd_built)
         BOOST_TEST(weighted_quantizer(Isa::avx2, t) != weighted_quantizer(Isa::avx512, t));
+    BOOST_TEST(ck::kernels::has_own_weighted_quantizer(Isa::neon, t) ==
+                   has_neon_weighted_quantizer(k.type),
+               k.name << " neon");
     BOOST_TEST(ck::kernels::best_weighted_quantizer(t) == weighted_quantizer(chosen_isa(), t),
                k.name);
 }

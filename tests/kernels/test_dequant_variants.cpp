@@ -61,6 +61,13 @@ BOOST_AUTO_TEST_CASE(variants_cover_the_hot_types) {
             BOOST_TEST(ck::kernels::has_own_kernel(isa, static_cast<std::uint32_t>(t)) == built,
                        ck::isa_name(isa)
                            << (built ? " lacks " : " has ") << ck::find_type(t)->name);
+    // NEON (ARM64 builds): the types of issue 34's list.
+    for (GgmlType t :
+         {GgmlType::f16, GgmlType::bf16, GgmlType::q8_0, GgmlType::q4_0, GgmlType::iq4_nl,
+          GgmlType::iq4_xs, GgmlType::q4_k, GgmlType::q5_k, GgmlType::q6_k})
+        BOOST_TEST(ck::kernels::has_own_kernel(Isa::neon, static_cast<std::uint32_t>(t)) ==
+                       cktest::neon_built,
+                   "neon and " << ck::find_type(t)->name);
 }
 
 BOOST_AUTO_TEST_CASE(same_as_scalar_on_ggml_test_data) {
@@ -119,7 +126,12 @@ BOOST_AUTO_TEST_CASE(the_list_of_own_kernels_matches_each_table) {
 
 BOOST_AUTO_TEST_CASE(selection_honours_the_limit) {
     BOOST_TEST((ck::kernels::select_dequant_table(Isa::scalar).isa == Isa::scalar));
-    BOOST_TEST((ck::kernels::select_dequant_table(Isa::avx512).isa == best_isa()));
+    // The limit of this architecture gives the best variant; another architecture's, scalar.
+    const bool arm = best_isa() == Isa::neon;
+    BOOST_TEST(
+        (ck::kernels::select_dequant_table(arm ? Isa::neon : Isa::avx512).isa == best_isa()));
+    BOOST_TEST(
+        (ck::kernels::select_dequant_table(arm ? Isa::avx512 : Isa::neon).isa == Isa::scalar));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -16,6 +16,7 @@
 #include "ck/context.hpp"
 #include "ck/kernels/float_convert.hpp"
 #include "ck/kernels/narrow.hpp"
+#include "ck/support/little_endian.hpp"
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
@@ -41,7 +42,7 @@ std::vector<std::uint16_t> numpy_f16_of_every_bf16() {
     std::ifstream in(cktest::test_data() / "float16" / "numpy-bf16-to-f16.bin", std::ios::binary);
     const std::vector<char> bytes{std::istreambuf_iterator<char>(in), {}};
     std::vector<std::uint16_t> table(bytes.size() / 2);
-    std::memcpy(table.data(), bytes.data(), table.size() * 2);
+    ck::le::load_array(bytes.data(), table.data(), table.size());  // a little-endian file
     return table;
 }
 
@@ -58,9 +59,11 @@ void check_bits(const std::vector<std::uint16_t>& got, const std::vector<std::ui
     BOOST_TEST(true);
 }
 
+// The kernel's halves as host values (it stores them little-endian, as tensor bytes hold them).
 std::vector<std::uint16_t> narrowed(NarrowFn fn, const std::vector<float>& in) {
     std::vector<std::uint16_t> out(in.size());
     fn(in.data(), out.data(), in.size());
+    ck::le::in_place(out.data(), out.size());
     return out;
 }
 
@@ -84,11 +87,13 @@ void write_every_bf16_safetensors(const fs::path& path) {
         R"({"every_bf16.weight":{"dtype":"BF16","shape":[256,256],"data_offsets":[0,131072]}})";
     const std::uint64_t length = header.size();
     std::ofstream out(path, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(&length), 8);
+    char bytes[8];
+    ck::le::store(bytes, length);
+    out.write(bytes, 8);
     out.write(header.data(), static_cast<std::streamsize>(header.size()));
     for (std::uint32_t b = 0; b < 65536; ++b) {
-        const std::uint16_t bits = static_cast<std::uint16_t>(b);
-        out.write(reinterpret_cast<const char*>(&bits), 2);
+        ck::le::store(bytes, static_cast<std::uint16_t>(b));
+        out.write(bytes, 2);
     }
 }
 
@@ -118,6 +123,7 @@ BOOST_AUTO_TEST_CASE(reference_gives_numpy_float16_for_f32_edges) {
         const float in = std::bit_cast<float>(f32);
         std::uint16_t got = 0;
         ck::kernels::scalar_narrow_table().to_f16(&in, &got, 1);
+        ck::le::in_place(&got, 1);
         BOOST_TEST(got == f16, "0x" << std::hex << f32);
     }
 }
@@ -192,7 +198,9 @@ BOOST_AUTO_TEST_CASE(dequant_to_f16_writes_numpy_bytes) {
         BOOST_TEST(header.tensors[0].type == 1u);  // F16
         const auto bytes = reader.tensor(0).bytes();
         BOOST_TEST_REQUIRE(bytes.size() == numpy.size() * 2);
-        BOOST_TEST(std::memcmp(bytes.data(), numpy.data(), bytes.size()) == 0, ck::isa_name(isa));
+        std::vector<std::uint16_t> written(numpy.size());
+        ck::le::load_array(bytes.data(), written.data(), written.size());
+        BOOST_TEST((written == numpy), ck::isa_name(isa));
     }
 }
 

@@ -211,6 +211,7 @@ BOOST_AUTO_TEST_CASE(dispatch) {
         BOOST_TEST(ck::kernels::has_own_quantizer(Isa::avx2, id(k.type)) == cktest::x86_simd_built);
         BOOST_TEST(ck::kernels::has_own_quantizer(Isa::avx512, id(k.type)) ==
                    cktest::x86_simd_built);
+        BOOST_TEST(ck::kernels::has_own_quantizer(Isa::neon, id(k.type)) == cktest::neon_built);
         for (Isa isa : supported_simd())
             BOOST_TEST(ck::kernels::quantizer(isa, id(k.type)) !=
                        ck::kernels::reference_quantizer(id(k.type)));

@@ -46,7 +46,7 @@ constexpr WeightedType grid_types[] = {
 };
 
 bool no_simd() {
-    return cktest::kernels::no_simd("grid quantizers");
+    return cktest::kernels::no_x86_simd("grid quantizers");
 }
 
 // Quantizes a row of n values (weights w, or nullptr) with the scalar quantizer and with
@@ -54,7 +54,7 @@ bool no_simd() {
 void check_row(const WeightedType& k, const float* x, const float* w, std::size_t n,
                const std::string& what) {
     const std::vector<std::byte> want = scalar_weighted_bytes(k, x, w, n);
-    for (Isa isa : supported_simd()) check_weighted_variant(isa, k, x, w, n, want, what);
+    for (Isa isa : supported_x86_simd()) check_weighted_variant(isa, k, x, w, n, want, what);
 }
 
 // ---- Random rows --------------------------------------------------------------------------
@@ -213,7 +213,7 @@ BOOST_AUTO_TEST_CASE(same_as_scalar_and_ggml_on_the_weighted_data) {
                 const float* w = weighted ? rows.w.data() + r * cols : nullptr;
                 const std::string what = "weighted.gguf row " + std::to_string(r);
                 check_row(k, x, w, cols, what);
-                for (Isa isa : supported_simd())
+                for (Isa isa : supported_x86_simd())
                     check_weighted_against_ggml(isa, k, x, w, cols, ggml.data() + r * row_bytes,
                                                 what);
             }

@@ -23,10 +23,27 @@ inline constexpr bool x86_simd_built = true;
 inline constexpr bool x86_simd_built = false;
 #endif
 
-// The kernel variants this CPU runs: scalar, then AVX2 and AVX-512 when it has them.
+// The kernel variants --isa accepts on this build's architecture, as its messages list them.
+#if defined(__aarch64__)
+inline const std::string isa_choices = "scalar or neon";
+#elif defined(__x86_64__)
+inline const std::string isa_choices = "scalar, avx2 or avx512";
+#else
+inline const std::string isa_choices = "scalar";
+#endif
+
+// Whether this build has the NEON kernel variants (ARM64 builds).
+#ifdef CKHOST_ARM_NEON
+inline constexpr bool neon_built = true;
+#else
+inline constexpr bool neon_built = false;
+#endif
+
+// The kernel variants this CPU runs: scalar, then AVX2 and AVX-512 when it has them, or NEON.
 inline std::vector<ck::Isa> supported_isas() {
     std::vector<ck::Isa> out{ck::Isa::scalar};
     const ck::Isa best = ck::best_supported_isa(ck::cpu_features());
+    if (best == ck::Isa::neon) return {ck::Isa::scalar, ck::Isa::neon};
     if (best >= ck::Isa::avx2) out.push_back(ck::Isa::avx2);
     if (best >= ck::Isa::avx512) out.push_back(ck::Isa::avx512);
     return out;

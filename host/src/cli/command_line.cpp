@@ -25,7 +25,8 @@ po::options_description global_options(Common& c) {
     d.add_options()("plugin-dir", po::value(&c.plugin_dirs)->composing(),
                     "search DIR for plugins first (repeatable)")(
         "isa", po::value(&c.isa),
-        "force a lower kernel variant: scalar|avx2|avx512 (sets CKHOST_ISA)")(
+        "force a lower kernel variant: scalar|avx2|avx512 (x86-64), scalar|neon (ARM64); sets "
+        "CKHOST_ISA")(
         "threads", po::value(&c.threads),
         "worker threads (default: CKHOST_THREADS, else the CPUs this process may use)")(
         "max-memory", po::value(&c.max_memory),
@@ -161,6 +162,27 @@ const po::option_description* global_option(const std::string& token,
     return nullptr;
 }
 
+// The kernel variants this build's architecture has, as a sentence's list.
+std::string isas_here() {
+#if defined(__aarch64__)
+    return "scalar or neon";
+#elif defined(__x86_64__)
+    return "scalar, avx2 or avx512";
+#else
+    return "scalar";
+#endif
+}
+
+// `value` (of the flag or variable `what`) names a kernel variant this architecture has: an
+// unknown name is a typo, another architecture's ISA could never run here.
+void check_isa(const std::string& what, const std::string& value) {
+    const auto isa = ck::isa_from_name(value);
+    if (!isa) throw ck::usage_error(what + ": expected " + isas_here());
+    if (!ck::isa_of_this_architecture(*isa))
+        throw ck::usage_error(what + ": this build's CPU architecture has no " + value +
+                              " kernels (expected " + isas_here() + ")");
+}
+
 }  // namespace
 
 // Finds where the global options in front of the command end (each option's value, if it takes
@@ -227,13 +249,10 @@ void apply_globals(const Common& c) {
                                   (fs::exists(dir, ec) ? "not a directory" : "no such directory"));
     }
     // The kernels read CKHOST_ISA themselves and would ignore a value they do not know.
-    if (const char* env = std::getenv("CKHOST_ISA");
-        c.isa.empty() && env && *env && !ck::isa_from_name(env))
-        throw ck::usage_error(std::string("CKHOST_ISA=") + env +
-                              ": expected scalar, avx2 or avx512");
+    if (const char* env = std::getenv("CKHOST_ISA"); c.isa.empty() && env && *env)
+        check_isa(std::string("CKHOST_ISA=") + env, env);
     if (!c.isa.empty()) {
-        if (!ck::isa_from_name(c.isa))
-            throw ck::usage_error("--isa " + c.isa + ": expected scalar, avx2 or avx512");
+        check_isa("--isa " + c.isa, c.isa);
         ::setenv("CKHOST_ISA", c.isa.c_str(), 1);
     }
     if (c.threads != -1) {

@@ -18,6 +18,7 @@
 #include "ck/mapped_file.hpp"
 #include "ck/parallel.hpp"
 #include "ck/plugin.hpp"
+#include "ck/support/little_endian.hpp"
 #include "importance_matrix.hpp"
 #include "pipeline/plugin_call.hpp"
 
@@ -127,7 +128,7 @@ const std::byte* side_bytes(const ck::TensorView& view, std::size_t begin, std::
 // `n` values of `type` from `bytes` as F32: the bytes themselves when they are aligned F32,
 // else dequantized into this thread's buffer for `side`.
 const float* as_f32(const std::byte* bytes, std::uint32_t type, std::size_t n, int side) {
-    if (type == static_cast<std::uint32_t>(ck::GgmlType::f32) &&
+    if (ck::le::host_is_little && type == static_cast<std::uint32_t>(ck::GgmlType::f32) &&
         reinterpret_cast<std::uintptr_t>(bytes) % alignof(float) == 0)
         return reinterpret_cast<const float*>(bytes);
     std::vector<float>& buffer = thread_buffers().values[side];

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "ck/kernels/float_convert.hpp"
+#include "ck/support/little_endian.hpp"
 
 namespace ck::kernels::scalar {
 
@@ -27,6 +28,17 @@ inline std::uint32_t load_u32(const u8* p) {
 
 inline float load_half(const u8* p) {
     return f16_to_f32(load_u16(p));
+}
+
+// get_scale_min_k4: the 6-bit scale and min of sub-block j from Q4_K/Q5_K's 12 scale bytes.
+inline void scale_min_k4(int j, const u8* s, int& sc, int& m) {
+    if (j < 4) {
+        sc = s[j] & 63;
+        m = s[j + 4] & 63;
+    } else {
+        sc = (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4);
+        m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+    }
 }
 
 // Runs decode(block, out) on each of the n / Elements blocks of Bytes bytes, `out` moving on by
@@ -63,10 +75,9 @@ inline float inverse_scale(float d) {
     return d != 0.0f ? 1.0f / d : 0.0f;
 }
 
-// A block's f16 field, written in the byte order GGUF and the host share (little-endian).
+// A block's f16 field, written little-endian as GGUF stores it.
 inline void store_half(std::byte* out, float v) {
-    const std::uint16_t h = f32_to_f16(v);
-    std::memcpy(out, &h, 2);
+    ck::le::store(out, f32_to_f16(v));
 }
 
 }  // namespace ck::kernels::scalar

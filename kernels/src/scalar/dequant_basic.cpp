@@ -12,6 +12,7 @@
 
 #include "block_bytes.hpp"
 #include "ck/kernels/float_convert.hpp"
+#include "ck/support/little_endian.hpp"
 #include "codebooks.hpp"
 #include "scalar_kernels.hpp"
 
@@ -85,7 +86,7 @@ void dequant_nibble_blocks(const std::byte* __restrict blocks, float* __restrict
 }  // namespace
 
 void dequant_f32(const std::byte* __restrict blocks, float* __restrict out, std::size_t n) {
-    std::memcpy(out, blocks, n * sizeof(float));
+    ck::le::load_array(blocks, out, n);
 }
 
 void dequant_f16(const std::byte* __restrict blocks, float* __restrict out, std::size_t n) {

@@ -20,17 +20,6 @@ float to_f(int v) {
     return static_cast<float>(v);
 }
 
-// get_scale_min_k4: the 6-bit scale and min of sub-block j from Q4_K/Q5_K's 12 scale bytes.
-void scale_min_k4(int j, const u8* s, int& sc, int& m) {
-    if (j < 4) {
-        sc = s[j] & 63;
-        m = s[j + 4] & 63;
-    } else {
-        sc = (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4);
-        m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-    }
-}
-
 // A Q4_K / Q5_K sub-block's scale and min as ggml forms them (d * sc, dmin * m); each output is
 // then scale * q - min.
 struct ScaleMin {

@@ -10,6 +10,7 @@
 #include "block_bytes.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/float_convert.hpp"
+#include "ck/support/little_endian.hpp"
 
 namespace ck::kernels {
 namespace {
@@ -82,8 +83,7 @@ void quantize_row_f16(const float* x, std::byte* out, std::size_t n) {
 
 void quantize_row_bf16(const float* x, std::byte* out, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) {
-        const std::uint16_t b = f32_to_bf16(x[i]);
-        std::memcpy(out + 2 * i, &b, 2);
+        ck::le::store(out + 2 * i, f32_to_bf16(x[i]));
     }
 }
 

@@ -21,6 +21,7 @@
 #include "block_bytes.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/quantize_weighted.hpp"
+#include "ck/support/little_endian.hpp"
 #include "grid_searches.hpp"
 #include "iq_grids.hpp"
 #include "iq_search_tables.hpp"
@@ -40,11 +41,11 @@ constexpr float iq1s_group_max_eps = 1e-12f;
 constexpr int iq2_level_count = 3;
 
 void put_u16(std::byte* out, std::uint16_t v) {
-    std::memcpy(out, &v, 2);
+    ck::le::store(out, v);
 }
 
 void put_u32(std::byte* out, std::uint32_t v) {
-    std::memcpy(out, &v, 4);
+    ck::le::store(out, v);
 }
 
 float sum_of_squares(const float* x, int n) {

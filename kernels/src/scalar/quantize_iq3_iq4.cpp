@@ -16,6 +16,7 @@
 #include "block_bytes.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/quantize_weighted.hpp"
+#include "ck/support/little_endian.hpp"
 #include "grid_searches.hpp"
 #include "iq3_search_tables.hpp"
 #include "iq4nl_search.hpp"
@@ -48,7 +49,7 @@ void iq_importance(const float* x, const float* quant_weights, float sigma2, flo
 }
 
 void store_u16(std::byte* out, std::uint16_t v) {
-    std::memcpy(out, &v, 2);  // host order; GGUF and the hosts we build for are little-endian
+    ck::le::store(out, v);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -244,7 +245,7 @@ void quantize_iq3_xxs_super_block(const float* x, const float* quant_weights,
     for (std::size_t ib = 0; ib < iq_sub_blocks; ++ib)
         words[ib] |= std::uint32_t(iq3_scale_code(scales[ib], id)) << 28;
     std::memcpy(out + 2, grid_codes, sizeof grid_codes);
-    std::memcpy(out + 2 + sizeof grid_codes, words, sizeof words);  // little-endian host
+    ck::le::store_array(out + 2 + sizeof grid_codes, words, iq_sub_blocks);
 }
 
 // Where an IQ3_S sub-block goes: the 8 low bytes of its grid indices, its 4 sign bytes, and

@@ -14,6 +14,7 @@
 #include "block_bytes.hpp"
 #include "ck/kernels/float_convert.hpp"
 #include "ck/kernels/quantize.hpp"
+#include "ck/support/little_endian.hpp"
 #include "iq4nl_search.hpp"
 
 namespace ck::kernels {
@@ -27,8 +28,8 @@ using scalar::inverse_scale;
 using scalar::store_half;
 
 void store_u32(std::byte* out, std::uint32_t v) {
-    // ggml memcpy's the host-order uint32_t; GGUF is little-endian and so are we.
-    std::memcpy(out, &v, 4);
+    // ggml memcpy's the host-order uint32_t; GGUF files are little-endian whatever the host.
+    ck::le::store(out, v);
 }
 
 // ggml converts with a C cast, `(int8_t)(v)` or `(uint8_t)(v)`, which x86-64 compilers emit as

@@ -11,6 +11,7 @@
 #include "ck/context.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/parallel.hpp"
+#include "ck/support/little_endian.hpp"
 
 namespace ck::kernels {
 namespace {
@@ -89,11 +90,7 @@ template <class Bits>
 PieceResult check_elements(const u8* data, std::uint64_t first_index, std::size_t n,
                            Bits exponent_mask) {
     PieceResult r;
-    const auto load = [&](std::size_t i) {
-        Bits bits;
-        std::memcpy(&bits, data + i * sizeof(Bits), sizeof(Bits));
-        return bits;
-    };
+    const auto load = [&](std::size_t i) { return ck::le::load<Bits>(data + i * sizeof(Bits)); };
     for (std::size_t i = 0; i < n; ++i) r.count += (load(i) & exponent_mask) == exponent_mask;
     if (r.count == 0) return r;
     for (std::size_t i = 0; i < n; ++i) {

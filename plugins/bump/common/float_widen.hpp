@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ck/ggml_types.hpp"
+#include "ck/support/little_endian.hpp"
 
 namespace ckplugin::bump {
 using namespace ck;
@@ -40,10 +41,8 @@ inline std::vector<std::byte> widen_to_f32(std::span<const std::byte> in, std::u
     const bool bf16 = type == static_cast<std::uint32_t>(GgmlType::bf16);
     std::vector<std::byte> out(in.size() * 2);
     for (std::size_t i = 0; i < in.size() / 2; ++i) {
-        std::uint16_t half;
-        std::memcpy(&half, in.data() + 2 * i, 2);
-        std::uint32_t bits = bf16 ? bf16_to_f32_bits(half) : f16_to_f32_bits(half);
-        std::memcpy(out.data() + 4 * i, &bits, 4);
+        const auto half = ck::le::load<std::uint16_t>(in.data() + 2 * i);
+        ck::le::store(out.data() + 4 * i, bf16 ? bf16_to_f32_bits(half) : f16_to_f32_bits(half));
     }
     return out;
 }

@@ -5,6 +5,7 @@
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/dequant.hpp"
+#include "ck/support/little_endian.hpp"
 #include "ck/support/tensor_io.hpp"
 #include "config_json.hpp"
 
@@ -171,6 +172,7 @@ void BumpV4Writer::dequantize_rows(const v4::Piece& piece, const TensorView& ten
                     std::copy_n(rows_.data() + i * piece.in_cols, piece.in_cols,
                                 dst + i * piece.out_cols);
             }
+            ck::le::in_place(dst, n * piece.out_cols);  // the file's byte order
             payload_.wait();
             payload_.emit(out);
             tensor.release(first, first + n * row);
@@ -199,6 +201,7 @@ void BumpV4Writer::dequantize_wo(const v4::Piece& piece, const TensorView& tenso
             for (std::size_t i = 0; i < n; ++i)
                 std::copy_n(rows_.data() + i * piece.in_cols + h * piece.head_dim, piece.head_dim,
                             dst + i * piece.aligned_head_dim);
+            ck::le::in_place(dst, n * piece.aligned_head_dim);  // the file's byte order
             payload_.wait();
             payload_.emit(out);
         }

@@ -58,9 +58,13 @@ class CK_SDK_API ArrayValue {
     // Fixed-size elements given as their raw little-endian bytes (count * size bytes).
     static ArrayValue of_raw(ValueType element_type, std::uint64_t count,
                              std::span<const std::byte> bytes);
+    // Fixed-size elements given as host-order values of `element_size` bytes each (stored
+    // little-endian whatever the host).
+    static ArrayValue of_host_order(ValueType element_type, std::uint64_t count, const void* values,
+                                    std::size_t element_size);
     template <class T>
     static ArrayValue of(ValueType element_type, std::span<const T> items) {
-        return of_raw(element_type, items.size(), std::as_bytes(items));
+        return of_host_order(element_type, items.size(), items.data(), sizeof(T));
     }
 
     ValueType element_type() const noexcept { return element_type_; }

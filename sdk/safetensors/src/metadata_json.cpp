@@ -155,7 +155,9 @@ Value typed_value(const json& j, ValueType type, ValueType element) {
     std::size_t i = 0;
     for (const json& item : j) {
         const std::uint64_t bits = scalar_bits(item, element);
-        std::memcpy(bytes.data() + size * i++, &bits, size);  // little-endian host
+        for (std::size_t k = 0; k < size; ++k)  // the low `size` bytes, little-endian
+            bytes[size * i + k] = static_cast<std::byte>(bits >> (8 * k));
+        ++i;
     }
     return Value::of_array(ArrayValue::of_raw(element, j.size(), bytes));
 }

@@ -12,7 +12,9 @@
 
 namespace ck::kernels {
 
-// Rounds n floats to the bits of a 16-bit float type. `in` and `out` may have any alignment.
+// Rounds n floats to the bits of a 16-bit float type, stored little-endian as tensor bytes hold
+// them (on a big-endian host `out[i]` is not the host-order value). `in` and `out` may have any
+// alignment.
 using NarrowFn = void (*)(const float* in, std::uint16_t* out, std::size_t n);
 
 struct NarrowTable {
