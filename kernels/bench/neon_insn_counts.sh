@@ -6,6 +6,7 @@
 # on BLOCKS blocks, and the program runs again making the same input without the kernel (dry);
 # the difference over BLOCKS is the kernel's instructions per block.
 #   kernels/bench/neon_insn_counts.sh [BUILD_DIR]   (default build-aarch64, from test-cross.sh)
+# F16 and BF16 "blocks" are single values (ggml block size 1).
 # Needs qemu-aarch64 and the sysroot test-cross.sh unpacks (QEMU_LD_PREFIX).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -29,16 +30,16 @@ per_block() {
   for isa in scalar neon; do
     base=$(count "$kind" "$type" "$isa" "$blocks" dry)
     full=$(count "$kind" "$type" "$isa" "$blocks")
-    out+=("$(( (full - base) / blocks ))")
+    out+=("$(echo "($full - $base) / $blocks" | bc -l)")
   done
-  printf '| %s | %s | %s | %s | %.2f |\n' "$kind" "$type" "${out[0]}" "${out[1]}" \
+  printf '| %s | %s | %.1f | %.1f | %.2f |\n' "$kind" "$type" "${out[0]}" "${out[1]}" \
     "$(echo "${out[1]} / ${out[0]}" | bc -l)"
 }
 
 echo "| kernel | type | scalar insns/block | neon insns/block | neon / scalar |"
 echo "|---|---|---|---|---|"
-for t in f16 bf16; do per_block dequant "$t" 256; done
+for t in f16 bf16; do per_block dequant "$t" 4096; done
 for t in q8_0 q4_0 iq4_nl iq4_xs q4_K q5_K q6_K; do per_block dequant "$t" 64; done
-for t in f16 bf16; do per_block narrow "$t" 256; done
+for t in f16 bf16; do per_block narrow "$t" 4096; done
 for t in q2_K q3_K q4_K q5_K q6_K iq4_nl; do per_block quantize "$t" 8; done
 for t in q4_K q6_K iq4_xs; do per_block weighted "$t" 8; done
