@@ -8,6 +8,7 @@
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/float_convert.hpp"
+#include "ck/support/little_endian.hpp"
 #include "ck/support/tensor_io.hpp"
 #include "npy_format.hpp"
 
@@ -155,10 +156,13 @@ void NpyWriter::write_dequantized(ck::OutputFile& file, const Planned& t,
         const std::uint64_t n = std::min(step, t.elements - done);
         const std::uint64_t bytes = n / type.block_size * type.block_bytes;
         dequantize(tensor.data() + offset, values.data(), n);
+        // The header says little-endian (<f4, <f2) whatever the host's byte order.
         if (float_type_ == FloatType::f32) {
+            ck::le::in_place(values.data(), n);
             file.write(values.data(), n * sizeof(float));
         } else {
             for (std::uint64_t i = 0; i < n; ++i) halves[i] = ck::kernels::f32_to_f16(values[i]);
+            ck::le::in_place(halves.data(), n);
             file.write(halves.data(), n * sizeof(std::uint16_t));
         }
         // Pages already converted are not needed again: keeps memory flat on big tensors.

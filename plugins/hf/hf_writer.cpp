@@ -10,6 +10,7 @@
 #include "ck/llama/file_type.hpp"
 #include "ck/parallel.hpp"
 #include "ck/safetensors/format.hpp"
+#include "ck/support/little_endian.hpp"
 #include "ck/support/tensor_io.hpp"
 
 namespace fs = std::filesystem;
@@ -300,6 +301,8 @@ void HfWriter::collect_generated(const ck::TensorInfo& t, const ck::TensorView& 
     values->resize(first + n);
     convert_values(block.data(), t.type, n, reinterpret_cast<std::byte*>(values->data() + first),
                    id(GgmlType::f32), false);
+    // convert_values writes tensor bytes (little-endian F32); these are read as host floats.
+    ck::le::in_place(values->data() + first, n);
 }
 
 // q/k rows: whole heads go on, the rows of a head cut by the block's end wait for the next

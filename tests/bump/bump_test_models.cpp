@@ -9,6 +9,7 @@
 #include "bump_versions.hpp"
 #include "ck/error.hpp"
 #include "ck/ggml_types.hpp"
+#include "ck/support/little_endian.hpp"
 #include "gguf_reader.hpp"
 #include "gguf_writer.hpp"
 #include "test_support.hpp"
@@ -35,8 +36,7 @@ std::vector<std::byte> random_f32(std::uint64_t count, std::uint32_t seed) {
     std::normal_distribution<float> dist(0.0f, 0.02f);
     std::vector<std::byte> out(count * 4);
     for (std::uint64_t i = 0; i < count; ++i) {
-        float v = dist(rng);
-        std::memcpy(out.data() + 4 * i, &v, 4);
+        ck::le::store(out.data() + 4 * i, dist(rng));
     }
     return out;
 }
@@ -162,15 +162,11 @@ std::vector<std::byte> BumpContents::slot(const std::string& name) const {
 }
 
 std::uint64_t BumpContents::u64_at(std::size_t offset) const {
-    std::uint64_t v;
-    std::memcpy(&v, file.data() + offset, 8);
-    return v;
+    return ck::le::load<std::uint64_t>(file.data() + offset);
 }
 
 std::uint32_t BumpContents::u32_at(std::size_t offset) const {
-    std::uint32_t v;
-    std::memcpy(&v, file.data() + offset, 4);
-    return v;
+    return ck::le::load<std::uint32_t>(file.data() + offset);
 }
 
 BumpContents read_bump(const fs::path& path) {

@@ -12,6 +12,7 @@
 
 #include "bump_test_models.hpp"
 #include "ck/ggml_types.hpp"
+#include "ck/support/little_endian.hpp"
 #include "test_support.hpp"
 
 // This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
@@ -54,7 +55,7 @@ std::string config_line(const fs::path& config, const std::string& key) {
 
 std::vector<std::byte> as_bytes(const std::vector<float>& values) {
     std::vector<std::byte> out(values.size() * 4);
-    std::memcpy(out.data(), values.data(), out.size());
+    ck::le::store_array(out.data(), values.data(), values.size());
     return out;
 }
 
@@ -143,8 +144,8 @@ BOOST_AUTO_TEST_CASE(difference_3_bf16_and_f16_norms_are_widened_exactly) {
     std::vector<float> bf16_expected(256), f16_expected(256);
     for (std::size_t i = 0; i < 256; ++i) {
         std::uint16_t b = bf16_bits[i % bf16_bits.size()], h = f16_bits[i % f16_bits.size()];
-        std::memcpy(bf16_bytes.data() + 2 * i, &b, 2);
-        std::memcpy(f16_bytes.data() + 2 * i, &h, 2);
+        ck::le::store(bf16_bytes.data() + 2 * i, b);
+        ck::le::store(f16_bytes.data() + 2 * i, h);
         bf16_expected[i] = std::bit_cast<float>(std::uint32_t(b) << 16);
         f16_expected[i] = f16_values[i % f16_values.size()];
     }

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ck/support/little_endian.hpp"
 #include "test_support.hpp"
 
 // This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
@@ -51,7 +52,7 @@ fs::path sample_with_file_type(const cktest::TempDir& dir, std::uint32_t value) 
     const auto at = std::search(bytes.begin(), bytes.end(), key.begin(), key.end());
     BOOST_TEST_REQUIRE((at != bytes.end()));
     // The key, its value type (u32 = 4), the value.
-    std::memcpy(&*(at + static_cast<std::ptrdiff_t>(key.size()) + 4), &value, 4);
+    ck::le::store(&*(at + static_cast<std::ptrdiff_t>(key.size()) + 4), value);
     const fs::path out = dir / "patched.gguf";
     cktest::write_file(out, bytes);
     return out;

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ck/support/little_endian.hpp"
 #include "test_support.hpp"
 
 // This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
@@ -100,8 +101,9 @@ nlohmann::json inspect_json(const std::string& file) {
 // The tensors' shapes as a safetensors file's own header states them.
 nlohmann::json safetensors_header(const fs::path& file) {
     std::ifstream in(file, std::ios::binary);
-    std::uint64_t size = 0;
-    in.read(reinterpret_cast<char*>(&size), 8);
+    char length[8] = {};
+    in.read(length, 8);
+    const auto size = ck::le::load<std::uint64_t>(length);
     std::string text(size, '\0');
     in.read(text.data(), static_cast<std::streamsize>(size));
     return nlohmann::json::parse(text);

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ck/support/little_endian.hpp"
 #include "test_support.hpp"
 
 // This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
@@ -64,12 +65,14 @@ void write_f16_tensor(const fs::path& path, std::uint64_t rows, std::uint64_t co
             .dump();
     while (header.size() % 8) header += ' ';
     std::ofstream out(path, std::ios::binary);
-    const std::uint64_t length = header.size();
-    out.write(reinterpret_cast<const char*>(&length), 8);
+    char length[8];
+    ck::le::store(length, static_cast<std::uint64_t>(header.size()));
+    out.write(length, 8);
     out << header;
     std::vector<std::uint16_t> row(cols);
     for (std::uint64_t r = 0; r < rows; ++r) {
         for (std::uint64_t c = 0; c < cols; ++c) row[c] = half_of(value_at(r * cols + c));
+        ck::le::in_place(std::span(row));  // host halves to the file's bytes
         out.write(reinterpret_cast<const char*>(row.data()),
                   static_cast<std::streamsize>(cols * 2));
     }
@@ -143,9 +146,7 @@ BOOST_AUTO_TEST_CASE(a_large_tensor_never_is_in_memory_whole) {
     const unsigned char* data = out.data() + (out.size() - n * 4);
     std::uint64_t wrong = 0;
     for (std::uint64_t i = 0; i < n; ++i) {
-        float f;
-        std::memcpy(&f, data + i * 4, 4);
-        wrong += f != static_cast<float>(value_at(i));
+        wrong += ck::le::load<float>(data + i * 4) != static_cast<float>(value_at(i));
     }
     BOOST_TEST(wrong == 0u);
     if (instrumented()) {

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ck/support/little_endian.hpp"
 #include "test_support.hpp"
 
 // This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
@@ -35,8 +36,8 @@ struct Broken {
         BOOST_FAIL("no tensor " << name);
         return 0;
     }
-    void put_u16(std::size_t at, std::uint16_t v) { std::memcpy(bytes.data() + at, &v, 2); }
-    void put_u32(std::size_t at, std::uint32_t v) { std::memcpy(bytes.data() + at, &v, 4); }
+    void put_u16(std::size_t at, std::uint16_t v) { ck::le::store(bytes.data() + at, v); }
+    void put_u32(std::size_t at, std::uint32_t v) { ck::le::store(bytes.data() + at, v); }
     const fs::path& save() {
         cktest::write_file(file, bytes);
         return file;

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ck/support/little_endian.hpp"
 #include "test_support.hpp"
 
 namespace cktest::compare {
@@ -109,8 +110,8 @@ inline void write_safetensors(const fs::path& path, const std::vector<Tensor>& t
     std::vector<unsigned char> data;
     for (const Tensor& t : tensors) {
         const std::size_t begin = data.size();
-        const auto* bytes = reinterpret_cast<const unsigned char*>(t.values.data());
-        data.insert(data.end(), bytes, bytes + t.values.size() * sizeof(float));
+        data.resize(begin + t.values.size() * sizeof(float));
+        ck::le::store_array(data.data() + begin, t.values.data(), t.values.size());
         header[t.name] = {
             {"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {begin, data.size()}}};
     }

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ck/support/little_endian.hpp"
 #include "compare_helpers.hpp"
 #include "test_support.hpp"
 
@@ -123,9 +124,9 @@ BOOST_AUTO_TEST_CASE(nan_in_either_gguf) {
     std::vector<unsigned char> bytes = cktest::read_file(clean);
     const float nan = std::numeric_limits<float>::quiet_NaN();
     const float inf = -std::numeric_limits<float>::infinity();
-    std::memcpy(bytes.data() + offset + 4 * 5, &nan, 4);
+    ck::le::store(bytes.data() + offset + 4 * 5, nan);
     cktest::write_file(dir / "nan.gguf", bytes);
-    std::memcpy(bytes.data() + offset + 4 * 5, &inf, 4);
+    ck::le::store(bytes.data() + offset + 4 * 5, inf);
     cktest::write_file(dir / "inf.gguf", bytes);
     const json doc =
         compare_json({(dir / "nan.gguf").string(), clean.string(), (dir / "inf.gguf").string()});

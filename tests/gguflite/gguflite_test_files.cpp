@@ -8,6 +8,8 @@
 #include <immintrin.h>
 #endif
 
+#include "ck/support/little_endian.hpp"
+
 namespace fs = std::filesystem;
 
 namespace gltest {
@@ -20,9 +22,12 @@ void append(std::vector<unsigned char>& out, const void* data, std::size_t size)
     if (size > 0) std::memcpy(out.data() + at, data, size);
 }
 
+// A field as the file holds it: little-endian.
 template <class T>
 void put(std::vector<unsigned char>& out, T v) {
-    append(out, &v, sizeof v);
+    unsigned char bytes[sizeof v];
+    ck::le::store(bytes, v);
+    append(out, bytes, sizeof bytes);
 }
 
 // F16 rounding independent of the plugin: the compiler's _Float16 where it has one (GCC 12 on

@@ -14,6 +14,7 @@
 
 #include "ck/context.hpp"
 #include "ck/kernels/float_convert.hpp"
+#include "ck/support/little_endian.hpp"
 #include "gguf_reader.hpp"
 #include "gguflite_reader.hpp"
 #include "gguflite_test_files.hpp"
@@ -51,11 +52,9 @@ std::vector<unsigned char> as_f32_bytes(const ck::TensorInfo& t, std::span<const
         return {reinterpret_cast<const unsigned char*>(b.data()),
                 reinterpret_cast<const unsigned char*>(b.data()) + b.size()};
     for (std::size_t i = 0; i < b.size(); i += 2) {  // F16: widened exactly
-        std::uint16_t h;
-        std::memcpy(&h, b.data() + i, 2);
-        const float f = ck::kernels::f16_to_f32(h);
+        const float f = ck::kernels::f16_to_f32(ck::le::load<std::uint16_t>(b.data() + i));
         unsigned char bytes[4];
-        std::memcpy(bytes, &f, 4);
+        ck::le::store(bytes, f);  // as the Python reader dumps it
         out.insert(out.end(), bytes, bytes + 4);
     }
     return out;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ck/context.hpp"
+#include "ck/support/little_endian.hpp"
 #include "gguf_reader.hpp"
 #include "gguflite_codec.hpp"
 #include "gguflite_reader.hpp"
@@ -29,7 +30,7 @@ namespace {
 
 std::vector<float> floats_of(std::span<const std::byte> bytes) {
     std::vector<float> v(bytes.size() / 4);
-    std::memcpy(v.data(), bytes.data(), bytes.size());
+    ck::le::load_array(bytes.data(), v.data(), v.size());
     return v;
 }
 
@@ -215,7 +216,7 @@ BOOST_AUTO_TEST_CASE(quantizer_follows_the_formulas_on_awkward_rows) {
             }
         }
         got.resize(scales.size() * 2);
-        std::memcpy(got.data(), scales.data(), got.size());
+        ck::le::store_array(got.data(), scales.data(), scales.size());  // host halves to bytes
         got.insert(got.end(), values.begin(), values.end());
         BOOST_TEST(got == expected, (q8 ? "q8" : "q4"));
     }

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ck/metadata.hpp"
+#include "ck/support/little_endian.hpp"
 #include "test_support.hpp"
 
 namespace cktest::hf {
@@ -27,8 +28,7 @@ struct Safetensors {
 
 inline Safetensors read_safetensors(const std::filesystem::path& file) {
     const auto bytes = cktest::read_file(file);
-    std::uint64_t length = 0;
-    std::memcpy(&length, bytes.data(), 8);
+    const auto length = ck::le::load<std::uint64_t>(bytes.data());
     Safetensors st;
     st.header = nlohmann::ordered_json::parse(bytes.begin() + 8,
                                               bytes.begin() + 8 + static_cast<long>(length));
@@ -43,9 +43,10 @@ inline void write_safetensors_file(const std::filesystem::path& path,
                                    const std::vector<unsigned char>& data) {
     std::string text = header.dump();
     while ((8 + text.size()) % 8) text += ' ';
-    const std::uint64_t length = text.size();
+    char length[8];
+    ck::le::store(length, static_cast<std::uint64_t>(text.size()));
     std::ofstream out(path, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(&length), 8);
+    out.write(length, 8);
     out << text;
     out.write(reinterpret_cast<const char*>(data.data()),
               static_cast<std::streamsize>(data.size()));

@@ -19,6 +19,7 @@
 #include "architectures.hpp"
 #include "ck/context.hpp"
 #include "ck/error.hpp"
+#include "ck/support/little_endian.hpp"
 #include "ck/support/python_float.hpp"
 #include "export_config.hpp"
 #include "export_rope.hpp"
@@ -120,7 +121,7 @@ struct Opened {
 
 std::vector<float> floats_of(const ck::TensorView& view) {
     std::vector<float> values(view.size() / 4);
-    std::memcpy(values.data(), view.data(), values.size() * 4);
+    ck::le::load_array(view.data(), values.data(), values.size());
     return values;
 }
 

@@ -22,6 +22,7 @@
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/float_convert.hpp"
 #include "ck/output.hpp"
+#include "ck/support/little_endian.hpp"
 #include "export_tensors.hpp"
 #include "gguf_reader.hpp"
 #include "gguf_writer.hpp"
@@ -232,8 +233,9 @@ std::vector<unsigned char> as_dtype(const std::vector<float>& values, const std:
     std::vector<unsigned char> bytes;
     for (const float v : values) {
         if (dtype == "f32") {
-            const auto bits = std::bit_cast<std::array<unsigned char, 4>>(v);
-            bytes.insert(bytes.end(), bits.begin(), bits.end());
+            unsigned char bits[4];
+            ck::le::store(bits, v);
+            bytes.insert(bytes.end(), bits, bits + 4);
             continue;
         }
         const std::uint16_t h =
@@ -269,7 +271,7 @@ Tensors expected_export(const GgufFile& f32, const std::string& dtype) {
     for (const auto& e : ckplugin::hf::plan_export(f32.header, *architecture)) {
         const ck::TensorInfo& t = f32.header.tensors[e.source];
         std::vector<float> values(t.elements());
-        std::memcpy(values.data(), f32.data[e.source].data(), values.size() * 4);
+        ck::le::load_array(f32.data[e.source].data(), values.data(), values.size());
         if (e.action == Action::unshift_norm)
             for (float& v : values) v -= 1.0f;
         if (e.action == Action::unpermute_rows)
@@ -426,9 +428,7 @@ BOOST_AUTO_TEST_CASE(a_small_max_shard_size_gives_shards_and_an_index) {
         BOOST_TEST(file == want);
         const auto st = cktest::hf::read_safetensors(dir / "sharded" / file);
         const auto raw = cktest::read_file(dir / "sharded" / file);
-        std::uint64_t length = 0;
-        std::memcpy(&length, raw.data(), 8);
-        BOOST_TEST(length % 8 == 0u);
+        BOOST_TEST(ck::le::load<std::uint64_t>(raw.data()) % 8 == 0u);  // the header's length
         BOOST_TEST(st.header.begin().key() == "__metadata__");
         BOOST_TEST(st.header["__metadata__"] == json({{"format", "pt"}}));
         std::uint64_t offset = 0;
@@ -526,24 +526,24 @@ BOOST_AUTO_TEST_CASE(gemmas_norm_shift_comes_back_within_its_bound) {
     const auto bf16 = static_cast<std::uint32_t>(ck::GgmlType::bf16);
     const auto f16 = static_cast<std::uint32_t>(ck::GgmlType::f16);
     const auto f32 = static_cast<std::uint32_t>(ck::GgmlType::f32);
+    // The writer's unshift of one F32 value to `dtype` (tensor bytes in and out).
+    const auto unshifted = [&](float shifted, std::uint32_t dtype) {
+        std::byte in[4], out[2];
+        ck::le::store(in, shifted);
+        ckplugin::hf::convert_values(in, f32, 1, out, dtype, true);
+        return ck::le::load<std::uint16_t>(out);
+    };
     float worst_bf16 = 0, worst_f16 = 0;
     for (std::uint32_t h = 0; h < 0x10000; ++h) {
         const auto bits = static_cast<std::uint16_t>(h);
         const float x = bf16_to_f32(bits);
         float shifted = x + 1.0f;  // the reader's shift of a BF16 norm
-        if (std::isfinite(shifted)) {
-            std::uint16_t back = 0;
-            ckplugin::hf::convert_values(reinterpret_cast<const std::byte*>(&shifted), f32, 1,
-                                         reinterpret_cast<std::byte*>(&back), bf16, true);
-            worst_bf16 = std::max(worst_bf16, std::fabs(bf16_to_f32(back) - x));
-        }
+        if (std::isfinite(shifted))
+            worst_bf16 = std::max(worst_bf16, std::fabs(bf16_to_f32(unshifted(shifted, bf16)) - x));
         const float y = f16_to_f32(bits);
         if (!(std::fabs(y) < 1.0f)) continue;
         shifted = f16_to_f32(ck::kernels::f32_to_f16(y + 1.0f));  // the reader's F16 shift
-        std::uint16_t back = 0;
-        ckplugin::hf::convert_values(reinterpret_cast<const std::byte*>(&shifted), f32, 1,
-                                     reinterpret_cast<std::byte*>(&back), f16, true);
-        worst_f16 = std::max(worst_f16, std::fabs(f16_to_f32(back) - y));
+        worst_f16 = std::max(worst_f16, std::fabs(f16_to_f32(unshifted(shifted, f16)) - y));
     }
     BOOST_TEST(worst_bf16 == std::ldexp(1.0f, -24));
     BOOST_TEST(worst_f16 == std::ldexp(1.0f, -11));

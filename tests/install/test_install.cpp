@@ -18,6 +18,7 @@
 #include "ck/kernels/dequant.hpp"
 #include "ck/kernels/float_convert.hpp"
 #include "ck/plugin.hpp"
+#include "ck/support/little_endian.hpp"
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
@@ -142,10 +143,10 @@ void check_against_reference(const fs::path& dir, bool f16) {
         if (f16)
             for (std::size_t j = 0; j < values.size(); ++j) {
                 const std::uint16_t h = ck::kernels::f32_to_f16(values[j]);
-                std::memcpy(expected.data() + 2 * j, &h, 2);
+                ck::le::store(expected.data() + 2 * j, h);
             }
         else
-            std::memcpy(expected.data(), values.data(), expected.size());
+            ck::le::store_array(expected.data(), values.data(), values.size());
         BOOST_TEST(std::equal(npy.bytes.begin() + npy.data_offset, npy.bytes.end(),
                               expected.begin(), expected.end()),
                    t.name << " differs from the reference");

@@ -22,6 +22,7 @@
 #include "ck/cpu.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/quantize_weighted.hpp"
+#include "ck/support/little_endian.hpp"
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
@@ -139,7 +140,7 @@ struct TestGguf {
         ck::TensorView view;
         BOOST_TEST_REQUIRE(find(name, view), path.filename().string() << " has no " << name);
         std::vector<float> out(view.size() / sizeof(float));
-        std::memcpy(out.data(), view.data(), view.size());
+        ck::le::load_array(view.data(), out.data(), out.size());
         return out;
     }
 };

@@ -13,6 +13,7 @@
 
 #include "ck/context.hpp"
 #include "ck/kernels/dequant.hpp"
+#include "ck/support/little_endian.hpp"
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
@@ -28,9 +29,7 @@ fs::path types_dir() {
 }
 
 std::uint32_t bits_of(const unsigned char* p) {
-    std::uint32_t v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
+    return ck::le::load<std::uint32_t>(p);
 }
 
 // Empty when `got` equals `want` byte for byte; otherwise where and how they first differ.
@@ -39,7 +38,10 @@ std::string first_mismatch(const std::vector<float>& got, const std::vector<unsi
         return "expected " + std::to_string(want.size()) + " bytes of output, the kernel made " +
                std::to_string(got.size() * sizeof(float));
     }
-    const auto* g = reinterpret_cast<const unsigned char*>(got.data());
+    // The kernel's host floats as the .f32 file's little-endian bytes.
+    std::vector<unsigned char> got_bytes(want.size());
+    ck::le::store_array(got_bytes.data(), got.data(), got.size());
+    const unsigned char* g = got_bytes.data();
     if (std::memcmp(g, want.data(), want.size()) == 0) return {};
     std::size_t count = 0, first = got.size();
     for (std::size_t i = 0; i < got.size(); ++i) {
@@ -51,9 +53,7 @@ std::string first_mismatch(const std::vector<float>& got, const std::vector<unsi
     s << std::hex << std::showbase << "first mismatch at element " << std::dec << first << " (of "
       << count << "): got " << std::hex << bits_of(g + 4 * first) << " (" << got[first]
       << "), ggml " << bits_of(want.data() + 4 * first);
-    float w;
-    std::memcpy(&w, want.data() + 4 * first, sizeof w);
-    s << " (" << w << ")";
+    s << " (" << ck::le::load<float>(want.data() + 4 * first) << ")";
     return s.str();
 }
 

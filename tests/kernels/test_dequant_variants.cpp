@@ -11,6 +11,7 @@
 
 #include "block_scales.hpp"
 #include "ck/kernels/dequant.hpp"
+#include "ck/support/little_endian.hpp"
 #include "kernel_test_support.hpp"
 
 // This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
@@ -104,7 +105,7 @@ BOOST_AUTO_TEST_CASE(same_as_scalar_on_random_blocks_with_extreme_scales) {
                     for (std::size_t offset :
                          cktest::f16_scale_offsets(static_cast<GgmlType>(type))) {
                         const std::uint16_t s = specials[random() % std::size(specials)];
-                        std::memcpy(data.data() + b * info.block_bytes + offset, &s, 2);
+                        ck::le::store(data.data() + b * info.block_bytes + offset, s);
                     }
                 check_same(isa, type, data, "random blocks");
             }

@@ -26,6 +26,7 @@
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/dequant.hpp"
 #include "ck/kernels/quantize.hpp"
+#include "ck/support/little_endian.hpp"
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
@@ -125,7 +126,7 @@ std::string compare_row(const KQuant& k, const std::vector<std::byte>& got, cons
 
 std::vector<float> floats_of(const std::vector<unsigned char>& bytes) {
     std::vector<float> v(bytes.size() / sizeof(float));
-    std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
+    ck::le::load_array(bytes.data(), v.data(), v.size());  // ggml's little-endian .f32 file
     return v;
 }
 

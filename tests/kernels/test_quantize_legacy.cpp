@@ -24,6 +24,7 @@
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/dequant.hpp"
 #include "ck/kernels/quantize.hpp"
+#include "ck/support/little_endian.hpp"
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
@@ -65,7 +66,7 @@ std::vector<float> read_floats(const fs::path& path) {
     const std::vector<unsigned char> bytes = cktest::read_file(path);
     BOOST_TEST_REQUIRE(bytes.size() % sizeof(float) == 0u);
     std::vector<float> out(bytes.size() / sizeof(float));
-    std::memcpy(out.data(), bytes.data(), bytes.size());
+    ck::le::load_array(bytes.data(), out.data(), out.size());  // ggml's little-endian file
     return out;
 }
 

@@ -14,6 +14,7 @@
 #include "ck/kernels/dequant.hpp"
 #include "ck/kernels/float_convert.hpp"
 #include "ck/kernels/repack.hpp"
+#include "ck/support/little_endian.hpp"
 
 // This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
 namespace unity_test_repack_encoders {
@@ -265,8 +266,8 @@ BOOST_AUTO_TEST_CASE(q4_0_is_decoded_in_llama_cpp_element_order) {
     // block 1 the mirror image (d 0.5). An all-0x88 block could not tell the orders apart.
     std::vector<std::byte> blocks(2 * 18);
     const std::uint16_t d0 = f16_one, d1 = 0x3800;  // 1.0 and 0.5
-    std::memcpy(blocks.data(), &d0, 2);
-    std::memcpy(blocks.data() + 18, &d1, 2);
+    ck::le::store(blocks.data(), d0);
+    ck::le::store(blocks.data() + 18, d1);
     for (int j = 0; j < 16; ++j) {
         blocks[2 + j] = std::byte(j | (15 - j) << 4);
         blocks[20 + j] = std::byte((15 - j) | j << 4);

@@ -13,6 +13,7 @@
 #include "block_scales.hpp"
 #include "ck/kernels/float_convert.hpp"
 #include "ck/kernels/repack.hpp"
+#include "ck/support/little_endian.hpp"
 #include "kernel_test_support.hpp"
 #include "test_support.hpp"
 
@@ -107,7 +108,7 @@ std::vector<std::byte> random_source(GgmlType type, std::size_t n, std::mt19937_
     for (std::size_t b = 0; b < blocks; ++b)
         for (std::size_t offset : cktest::f16_scale_offsets(type)) {
             const std::uint16_t s = specials[random() % std::size(specials)];
-            std::memcpy(data.data() + b * info.block_bytes + offset, &s, 2);
+            ck::le::store(data.data() + b * info.block_bytes + offset, s);
         }
     if (type == GgmlType::f32 || type == GgmlType::f16 || type == GgmlType::bf16) {
         // Floats: mostly ordinary values, with specials sprinkled in.
@@ -125,11 +126,11 @@ std::vector<std::byte> random_source(GgmlType type, std::size_t n, std::mt19937_
             float v = gaussian(random) * (random() % 2 ? 1.0f : 0.001f);
             if (random() % 97 == 0) v = special_values[random() % std::size(special_values)];
             if (type == GgmlType::f32) {
-                std::memcpy(data.data() + 4 * i, &v, 4);
+                ck::le::store(data.data() + 4 * i, v);
             } else {
                 const std::uint16_t h = type == GgmlType::f16 ? ck::kernels::f32_to_f16(v)
                                                               : ck::kernels::f32_to_bf16(v);
-                std::memcpy(data.data() + 2 * i, &h, 2);
+                ck::le::store(data.data() + 2 * i, h);
             }
         }
     }
@@ -224,7 +225,7 @@ BOOST_AUTO_TEST_CASE(same_as_scalar_at_code_boundaries) {
     last[1] = 1.0f;
     last[2] = std::bit_cast<float>(0x3b008080u);
     std::vector<std::byte> bytes(n * 4);
-    std::memcpy(bytes.data(), values.data(), bytes.size());
+    ck::le::store_array(bytes.data(), values.data(), values.size());
     for (Isa isa : supported_x86_simd())
         for (RepackTarget to : {RepackTarget::int8, RepackTarget::nf4})
             check_same(isa, {GgmlType::f32, to}, bytes, n, "code boundaries");

@@ -13,6 +13,7 @@
 #include "ck/context.hpp"
 #include "ck/kernels/dequant.hpp"
 #include "ck/kernels/validate.hpp"
+#include "ck/support/little_endian.hpp"
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
@@ -39,12 +40,11 @@ void store(std::byte* block, const ck::kernels::ScaleField& field, std::uint32_t
     std::byte* p = block + field.offset;
     switch (field.encoding) {
         case ScaleEncoding::f16: {
-            const auto h = static_cast<std::uint16_t>(value);
-            std::memcpy(p, &h, 2);
+            ck::le::store(p, static_cast<std::uint16_t>(value));
             break;
         }
         case ScaleEncoding::f32:
-            std::memcpy(p, &value, 4);
+            ck::le::store(p, value);
             break;
         case ScaleEncoding::e8m0:
             *p = std::byte{0xff};
@@ -52,10 +52,9 @@ void store(std::byte* block, const ck::kernels::ScaleField& field, std::uint32_t
         case ScaleEncoding::iq1m_f16:
             // iq1m_scale_t: nibble k of the f16 is the top nibble of the k-th u16.
             for (int k = 0; k < 4; ++k) {
-                std::uint16_t s;
-                std::memcpy(&s, p + 2 * k, 2);
-                s = static_cast<std::uint16_t>((s & 0x0fff) | (((value >> (4 * k)) & 0xf) << 12));
-                std::memcpy(p + 2 * k, &s, 2);
+                const auto s = ck::le::load<std::uint16_t>(p + 2 * k);
+                ck::le::store(p + 2 * k, static_cast<std::uint16_t>(
+                                             (s & 0x0fff) | (((value >> (4 * k)) & 0xf) << 12)));
             }
             break;
     }
@@ -89,7 +88,7 @@ BOOST_AUTO_TEST_CASE(ggmls_own_tensors_are_clean_except_the_special_floats) {
         const auto widened =
             cktest::read_file(cktest::test_data() / "types" / (info.name + ".f32"));
         std::vector<float> values(widened.size() / 4);
-        std::memcpy(values.data(), widened.data(), widened.size());
+        ck::le::load_array(widened.data(), values.data(), values.size());
         std::size_t first = values.size(), count = 0;
         for (std::size_t j = 0; j < values.size(); ++j)
             if (!std::isfinite(values[j])) {
@@ -152,16 +151,17 @@ BOOST_AUTO_TEST_CASE(the_first_bad_element_over_many_pieces) {
     values[2'200'000] = std::numeric_limits<float>::quiet_NaN();
     values[1'500'000] = -std::numeric_limits<float>::infinity();
     values[1'500'001] = std::numeric_limits<float>::infinity();
-    const auto problem = ck::kernels::check_data(
-        0, {reinterpret_cast<const std::byte*>(values.data()), values.size() * 4});
+    // check_data reads tensor bytes: the floats little-endian.
+    std::vector<std::byte> bytes(values.size() * 4);
+    ck::le::store_array(bytes.data(), values.data(), values.size());
+    const auto problem = ck::kernels::check_data(0, bytes);
     BOOST_TEST_REQUIRE(problem.has_value());
     BOOST_TEST(problem->index == 1'500'000u);
     BOOST_TEST(problem->count == 3u);
     BOOST_TEST(problem->message() == "element 1500000 is Inf");
     values[1'500'000] = values[1'500'001] = values[2'200'000] = 0.0f;
-    BOOST_TEST(!ck::kernels::check_data(
-                    0, {reinterpret_cast<const std::byte*>(values.data()), values.size() * 4})
-                    .has_value());
+    ck::le::store_array(bytes.data(), values.data(), values.size());
+    BOOST_TEST(!ck::kernels::check_data(0, bytes).has_value());
 }
 
 BOOST_AUTO_TEST_CASE(types_without_anything_to_check) {

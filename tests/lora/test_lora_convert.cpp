@@ -17,6 +17,7 @@
 #include "ck/context.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/float_convert.hpp"
+#include "ck/support/little_endian.hpp"
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
@@ -131,7 +132,7 @@ std::vector<float> read_f32(const fs::path& path, const std::string& name) {
         if (h.tensors[i].name == name) {
             const ck::TensorView v = reader.tensor(i);
             std::vector<float> out(v.size() / 4);
-            std::memcpy(out.data(), v.data(), v.size());
+            ck::le::load_array(v.data(), out.data(), out.size());
             return out;
         }
     throw std::runtime_error("no tensor " + name);

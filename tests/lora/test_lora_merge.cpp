@@ -18,6 +18,7 @@
 #include "ck/kernels/float_convert.hpp"
 #include "ck/kernels/lora.hpp"
 #include "ck/output.hpp"
+#include "ck/support/little_endian.hpp"
 #include "gguf_reader.hpp"
 #include "gguf_writer.hpp"
 #include "test_support.hpp"
@@ -325,13 +326,10 @@ std::vector<float> read_values(const fs::path& path, const std::string& name) {
         const ck::TensorView v = reader.tensor(i);
         std::vector<float> out(h.tensors[i].elements());
         for (std::size_t k = 0; k < out.size(); ++k) {
-            if (h.tensors[i].type == id(GgmlType::f16)) {
-                std::uint16_t bits;
-                std::memcpy(&bits, v.data() + 2 * k, 2);
-                out[k] = ck::kernels::f16_to_f32(bits);
-            } else {
-                std::memcpy(&out[k], v.data() + 4 * k, 4);
-            }
+            if (h.tensors[i].type == id(GgmlType::f16))
+                out[k] = ck::kernels::f16_to_f32(ck::le::load<std::uint16_t>(v.data() + 2 * k));
+            else
+                out[k] = ck::le::load<float>(v.data() + 4 * k);
         }
         return out;
     }

@@ -132,10 +132,10 @@ class Testkit final : public ck::Transform {
         ck::TensorAllocation out = ck::TensorView::allocate(widen ? n * 4 : n);
         for (std::size_t i = 0; i < n; ++i) {
             if (widen) {
-                std::uint16_t h;
-                std::memcpy(&h, in.data() + 2 * i, 2);
-                const std::uint32_t bits = std::uint32_t(h) << 16;
-                std::memcpy(out.bytes.data() + 4 * i, &bits, 4);
+                // A BF16 is an F32's high half: in tensor bytes (little-endian on every host),
+                // two zero bytes, then the BF16's two.
+                out.bytes[4 * i] = out.bytes[4 * i + 1] = std::byte{0};
+                std::memcpy(out.bytes.data() + 4 * i + 2, in.data() + 2 * i, 2);
             } else {
                 out.bytes[i] = in.bytes()[i / 32 * 34 + 2 + i % 32];
             }

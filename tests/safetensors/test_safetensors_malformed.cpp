@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ck/support/little_endian.hpp"
 #include "inspect_output.hpp"
 #include "test_support.hpp"
 
@@ -25,7 +26,7 @@ std::vector<unsigned char> craft(const std::string& header, std::size_t data,
                                  std::optional<std::uint64_t> length = {}) {
     std::vector<unsigned char> bytes(8 + header.size() + data);
     const std::uint64_t n = length.value_or(header.size());
-    std::memcpy(bytes.data(), &n, 8);
+    ck::le::store(bytes.data(), n);
     std::memcpy(bytes.data() + 8, header.data(), header.size());
     for (std::size_t i = 0; i < data; ++i)
         bytes[8 + header.size() + i] = static_cast<unsigned char>(i);

@@ -13,6 +13,7 @@
 #include "ck/context.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/safetensors/reader.hpp"
+#include "ck/support/little_endian.hpp"
 #include "gguf_writer.hpp"
 #include "inspect_output.hpp"
 #include "safetensors_writer.hpp"
@@ -41,7 +42,7 @@ struct Header {
 Header read_header(const fs::path& file) {
     const auto bytes = cktest::read_file(file);
     Header h;
-    std::memcpy(&h.length, bytes.data(), 8);
+    h.length = ck::le::load<std::uint64_t>(bytes.data());
     h.value = json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<long>(h.length));
     return h;
 }

@@ -10,6 +10,7 @@
 #include "ck/kernels/dequant.hpp"
 #include "ck/kernels/float_convert.hpp"
 #include "ck/plugin.hpp"
+#include "ck/support/little_endian.hpp"
 #include "gguf_reader.hpp"
 #include "io/checksum.hpp"
 #include "test_support.hpp"
@@ -51,10 +52,10 @@ void check_dequantized(const fs::path& source, const fs::path& converted, bool f
         if (to_f16) {
             for (std::size_t j = 0; j < values.size(); ++j) {
                 const std::uint16_t h = ck::kernels::f32_to_f16(values[j]);
-                std::memcpy(expected.data() + 2 * j, &h, 2);
+                ck::le::store(expected.data() + 2 * j, h);
             }
         } else {
-            std::memcpy(expected.data(), values.data(), expected.size());
+            ck::le::store_array(expected.data(), values.data(), values.size());
         }
         auto got = out.tensor(i).bytes();
         BOOST_TEST(std::equal(got.begin(), got.end(), expected.begin(), expected.end()),

@@ -11,6 +11,7 @@
 
 #include "ck/context.hpp"
 #include "ck/error.hpp"
+#include "ck/support/little_endian.hpp"
 #include "gguf_reader.hpp"
 #include "importance_matrix.hpp"
 #include "test_support.hpp"
@@ -99,7 +100,7 @@ BOOST_AUTO_TEST_CASE(gguf_weights_are_sums_over_rounded_counts) {
             if (header.tensors[i].name == name) {
                 const ck::TensorView v = reader.tensor(i);
                 std::vector<float> out(v.size() / 4);
-                std::memcpy(out.data(), v.data(), v.size());
+                ck::le::load_array(v.data(), out.data(), out.size());
                 return out;
             }
         BOOST_FAIL("no tensor " << name);
@@ -151,7 +152,7 @@ BOOST_AUTO_TEST_CASE(damaged_files_are_refused_naming_the_problem) {
                    [](auto& b) {
                        const std::size_t name = 4 + 4, first = name + 19 + 4 + 4;
                        const float nan = std::numeric_limits<float>::quiet_NaN();
-                       std::memcpy(b.data() + first, &nan, 4);
+                       ck::le::store(b.data() + first, nan);
                    }),
            {"non-finite", "blk.0.attn_k.weight"});
     expect(damaged(dir, dat_file(), "cut.dat", [](auto& b) { b.resize(1000); }),

@@ -16,6 +16,7 @@
 #include "ck/kernels/repack.hpp"
 #include "ck/plugin.hpp"
 #include "ck/safetensors/reader.hpp"
+#include "ck/support/little_endian.hpp"
 #include "gguf_reader.hpp"
 #include "gguf_writer.hpp"
 #include "test_support.hpp"
@@ -74,7 +75,7 @@ Accuracy check_against_source(const fs::path& source, const fs::path& repacked) 
         BOOST_TEST_REQUIRE(b.tensors[j + 1].name == t.name + (int8 ? ".minmax" : ".absmax"));
         const auto scale_bytes = out.tensor(j + 1).bytes();
         std::vector<std::uint16_t> scales(scale_bytes.size() / 2);
-        std::memcpy(scales.data(), scale_bytes.data(), scale_bytes.size());
+        ck::le::load_array(scale_bytes.data(), scales.data(), scales.size());
         std::vector<float> x(t.elements());
         ck::kernels::scalar_dequant_table().fn[t.type](src.data(), x.data(), x.size());
         for (std::size_t e = 0; e < x.size(); ++e) {
@@ -279,8 +280,7 @@ BOOST_AUTO_TEST_CASE(sizes_that_do_not_fit_the_blocks_pass_through) {
         for (std::size_t i = 0; i < h.tensors.size(); ++i) {
             std::vector<std::byte> bytes(h.tensors[i].nbytes);
             for (std::size_t k = 0; k < bytes.size() / 4; ++k) {
-                const float v = std::sin(float(k)) * 0.1f;
-                std::memcpy(bytes.data() + 4 * k, &v, 4);
+                ck::le::store(bytes.data() + 4 * k, std::sin(float(k)) * 0.1f);
             }
             writer.write(i, ck::TensorView::owning(std::move(bytes)));
         }
