@@ -96,8 +96,9 @@ BOOST_AUTO_TEST_CASE(every_pipeline_writes_the_same_bytes_for_any_thread_count) 
 }
 
 // Larger tensors (a 32000 x 288 embedding) than the sample, so every kernel's work is split
-// into many pool items.
-BOOST_AUTO_TEST_CASE(larger_models_too, *utf::precondition(cktest::SharedDataPresent())) {
+// into many pool items. The same pipelines as above on larger files: Release suite only.
+BOOST_AUTO_TEST_CASE(larger_models_too, *utf::precondition(cktest::SharedDataPresent()) *
+                                            utf::precondition(cktest::NotASanitizerRun())) {
     const fs::path root = *cktest::shared_data();
     const fs::path tiny = root / "tiny-llama-q4_0.gguf";
     const fs::path f16 = root / "micro-llama-f16.gguf";
