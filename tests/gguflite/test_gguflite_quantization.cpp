@@ -18,6 +18,7 @@
 #include "gguflite_codec.hpp"
 #include "gguflite_reader.hpp"
 #include "gguflite_test_files.hpp"
+#include "test_support.hpp"
 
 // This file's own names: the suites are compiled in unity batches (tests/CMakeLists.txt).
 namespace unity_test_gguflite_quantization {
@@ -27,12 +28,6 @@ namespace utf = boost::unit_test;
 using cktest::contains;
 
 namespace {
-
-std::vector<float> floats_of(std::span<const std::byte> bytes) {
-    std::vector<float> v(bytes.size() / 4);
-    ck::le::load_array(bytes.data(), v.data(), v.size());
-    return v;
-}
 
 // Converts micro-llama-f32 with `scheme` and checks every 2-D tensor against the reference.
 nlohmann::json check_scheme(const std::string& scheme) {
@@ -55,7 +50,7 @@ nlohmann::json check_scheme(const std::string& scheme) {
         const auto& s = lite.stored()[i];
         BOOST_TEST(s.offset == expected_offset, t.name);  // packed in order
         expected_offset += s.bytes;
-        const std::vector<float> w = floats_of(f32.tensor(i).bytes());
+        const std::vector<float> w = cktest::floats_of(f32.tensor(i).bytes());
         const auto stored = lite.stored_bytes(i);
         std::vector<unsigned char> expected;
         if (t.ne.size() == 2) {

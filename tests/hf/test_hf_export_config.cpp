@@ -19,7 +19,6 @@
 #include "architectures.hpp"
 #include "ck/context.hpp"
 #include "ck/error.hpp"
-#include "ck/support/little_endian.hpp"
 #include "ck/support/python_float.hpp"
 #include "export_config.hpp"
 #include "export_rope.hpp"
@@ -119,12 +118,6 @@ struct Opened {
     GeneratedValues generated;
 };
 
-std::vector<float> floats_of(const ck::TensorView& view) {
-    std::vector<float> values(view.size() / 4);
-    ck::le::load_array(view.data(), values.data(), values.size());
-    return values;
-}
-
 void take_generated(const std::string& name, std::vector<float> values, GeneratedValues& g) {
     if (name == "rope_freqs.weight") g.rope_freqs = std::move(values);
     if (name == "rope_factors_long.weight") g.rope_factors_long = std::move(values);
@@ -137,7 +130,8 @@ Opened open_checkpoint(const fs::path& folder) {
     o.header = o.reader->open(folder);
     for (std::size_t i = 0; i < o.header.tensors.size(); ++i)
         if (ckplugin::hf::is_generated_tensor(o.header.tensors[i].name))
-            take_generated(o.header.tensors[i].name, floats_of(o.reader->tensor(i)), o.generated);
+            take_generated(o.header.tensors[i].name, cktest::floats_of(o.reader->tensor(i).bytes()),
+                           o.generated);
     return o;
 }
 
@@ -373,8 +367,8 @@ BOOST_AUTO_TEST_CASE(converter_files_give_the_same_config,
                 GeneratedValues generated;
                 for (std::size_t i = 0; i < header.tensors.size(); ++i)
                     if (ckplugin::hf::is_generated_tensor(header.tensors[i].name))
-                        take_generated(header.tensors[i].name, floats_of(reader.tensor(i)),
-                                       generated);
+                        take_generated(header.tensors[i].name,
+                                       cktest::floats_of(reader.tensor(i).bytes()), generated);
                 BOOST_TEST(ckplugin::hf::hf_json_text(export_of(header, generated)) == want);
             }
         }

@@ -26,7 +26,6 @@
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/dequant.hpp"
 #include "ck/kernels/quantize.hpp"
-#include "ck/support/little_endian.hpp"
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
@@ -124,12 +123,6 @@ std::string compare_row(const KQuant& k, const std::vector<std::byte>& got, cons
     return s.str();
 }
 
-std::vector<float> floats_of(const std::vector<unsigned char>& bytes) {
-    std::vector<float> v(bytes.size() / sizeof(float));
-    ck::le::load_array(bytes.data(), v.data(), v.size());  // ggml's little-endian .f32 file
-    return v;
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(quantize_kquants)
@@ -156,7 +149,7 @@ BOOST_AUTO_TEST_CASE(types_gguf_matches_ggml_byte_for_byte) {
             BOOST_TEST_REQUIRE(row_len % 256 == 0u);
 
             const std::vector<float> src =
-                floats_of(cktest::read_file(dir / (std::string(k.name) + ".src.f32")));
+                cktest::read_floats(dir / (std::string(k.name) + ".src.f32"));
             BOOST_TEST_REQUIRE(src.size() == row_len * rows);
             const ck::TensorView view = reader.tensor(index);
             const std::size_t row_bytes = row_len / 256 * k.block_bytes;

@@ -24,7 +24,6 @@
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/dequant.hpp"
 #include "ck/kernels/quantize.hpp"
-#include "ck/support/little_endian.hpp"
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
@@ -60,14 +59,6 @@ const ck::TypeInfo& info_of(ck::GgmlType type) {
 
 fs::path types_dir() {
     return cktest::test_data() / "types";
-}
-
-std::vector<float> read_floats(const fs::path& path) {
-    const std::vector<unsigned char> bytes = cktest::read_file(path);
-    BOOST_TEST_REQUIRE(bytes.size() % sizeof(float) == 0u);
-    std::vector<float> out(bytes.size() / sizeof(float));
-    ck::le::load_array(bytes.data(), out.data(), out.size());  // ggml's little-endian file
-    return out;
 }
 
 // Quantizes `x` (n elements) into exactly n / block_size blocks; fails the test if the
@@ -233,7 +224,7 @@ BOOST_AUTO_TEST_CASE(every_row_matches_ggml_byte_for_byte) {
             const ck::TensorView view = reader.tensor(index);
             BOOST_TEST_REQUIRE(view.size() == rows * row_bytes);
             const std::vector<float> src =
-                read_floats(types_dir() / (std::string(t.name) + ".src.f32"));
+                cktest::read_floats(types_dir() / (std::string(t.name) + ".src.f32"));
             BOOST_TEST_REQUIRE(src.size() == rows * cols);
 
             bool type_ok = true;

@@ -25,7 +25,6 @@
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/dequant.hpp"
 #include "ck/kernels/quantize.hpp"
-#include "ck/support/little_endian.hpp"
 #include "kernel_test_support.hpp"
 #include "test_support.hpp"
 
@@ -119,12 +118,6 @@ bool check_same(const KType& k, const float* x, std::size_t n, const std::string
         same = same && problem.empty();
     }
     return same;
-}
-
-std::vector<float> floats_of(const std::vector<unsigned char>& bytes) {
-    std::vector<float> v(bytes.size() / sizeof(float));
-    ck::le::load_array(bytes.data(), v.data(), v.size());  // ggml's little-endian .f32 file
-    return v;
 }
 
 // One 256-value block of distribution `kind` (see random_blocks).
@@ -244,7 +237,7 @@ BOOST_AUTO_TEST_CASE(same_as_scalar_on_the_types_data) {
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
         const std::string file = entry.path().filename().string();
         if (file.size() < 8 || file.substr(file.size() - 8) != ".src.f32") continue;
-        std::vector<float> x = floats_of(cktest::read_file(entry.path()));
+        std::vector<float> x = cktest::read_floats(entry.path());
         x.resize(x.size() / 256 * 256);
         if (x.empty()) continue;
         ++inputs;
@@ -255,8 +248,7 @@ BOOST_AUTO_TEST_CASE(same_as_scalar_on_the_types_data) {
     for (const KType& k : simd_types()) {
         ck::TensorView view;
         BOOST_TEST_REQUIRE(types.find(k.name, view));
-        const std::vector<float> x =
-            floats_of(cktest::read_file(dir / (std::string(k.name) + ".src.f32")));
+        const std::vector<float> x = cktest::read_floats(dir / (std::string(k.name) + ".src.f32"));
         std::vector<std::byte> got(x.size() / k.block_values * k.block_bytes);
         BOOST_TEST_REQUIRE(view.size() == got.size());
         for (Isa isa : supported_simd()) {

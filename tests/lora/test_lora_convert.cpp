@@ -17,7 +17,6 @@
 #include "ck/context.hpp"
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/float_convert.hpp"
-#include "ck/support/little_endian.hpp"
 #include "gguf_reader.hpp"
 #include "test_support.hpp"
 
@@ -129,12 +128,7 @@ std::vector<float> read_f32(const fs::path& path, const std::string& name) {
     ckplugin::gguf::GgufReader reader(context);
     const ck::ModelHeader h = reader.open(path);
     for (std::size_t i = 0; i < h.tensors.size(); ++i)
-        if (h.tensors[i].name == name) {
-            const ck::TensorView v = reader.tensor(i);
-            std::vector<float> out(v.size() / 4);
-            ck::le::load_array(v.data(), out.data(), out.size());
-            return out;
-        }
+        if (h.tensors[i].name == name) return cktest::floats_of(reader.tensor(i).bytes());
     throw std::runtime_error("no tensor " + name);
 }
 

@@ -17,6 +17,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "ck/support/little_endian.hpp"
+
 extern char** environ;
 
 namespace fs = std::filesystem;
@@ -230,6 +232,19 @@ std::vector<unsigned char> read_file(const fs::path& path) {
     if (in.gcount() != static_cast<std::streamsize>(bytes.size()))
         throw std::runtime_error("short read of " + path.string());
     return bytes;
+}
+
+std::vector<float> floats_of(std::span<const std::byte> bytes) {
+    std::vector<float> values(bytes.size() / sizeof(float));
+    ck::le::load_array(bytes.data(), values.data(), values.size());
+    return values;
+}
+
+std::vector<float> read_floats(const fs::path& path) {
+    const std::vector<unsigned char> bytes = read_file(path);
+    BOOST_TEST_REQUIRE(bytes.size() % sizeof(float) == 0u,
+                       path << " is not a whole number of floats");
+    return floats_of(std::as_bytes(std::span(bytes)));
 }
 
 void write_file(const fs::path& path, const std::vector<unsigned char>& bytes) {

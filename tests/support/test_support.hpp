@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -144,6 +145,12 @@ pid_t pid_of_temporary(const std::filesystem::path& temp);
 std::vector<unsigned char> read_file(const std::filesystem::path& path);
 void write_file(const std::filesystem::path& path, const std::vector<unsigned char>& bytes);
 bool files_equal(const std::filesystem::path& a, const std::filesystem::path& b);
+// Little-endian F32 values (an F32 tensor's bytes, a reference .f32 file) as host floats: files
+// keep their byte order on every host, so a big-endian test run reads them the same way.
+std::vector<float> floats_of(std::span<const std::byte> bytes);
+// The F32 values of a whole file (ggml's raw .f32 references); fails the test when its size is not
+// a whole number of floats.
+std::vector<float> read_floats(const std::filesystem::path& path);
 // SHA-256 of bytes / of a file, lowercase hex (OpenSSL).
 std::string sha256_hex(const void* data, std::size_t size);
 std::string sha256_of_file(const std::filesystem::path& path);
