@@ -2,7 +2,8 @@
 // reference, byte for byte: every variant this CPU runs, every type it implements (Q2_K, Q3_K,
 // Q4_K, Q5_K, Q6_K, IQ4_NL), on
 // - the <type>.src.f32 inputs of tests/data/types (also checked against ggml's own bytes);
-// - 4096 random blocks per distribution mix (normal at scales 1e-6..1e3, zero sub-blocks, zero
+// - 4096 random blocks per distribution mix (CKHOST_TEST_RANDOM_BLOCKS under emulation) (normal at
+// scales 1e-6..1e3, zero sub-blocks, zero
 //   blocks, one huge outlier, constants, ties, subnormals, one-signed blocks, non-finite values
 //   and per-sub-block mixtures), shuffled so that neighbouring lanes take different paths;
 // - every block count from 1 to three lane groups, so each tail length (0..lanes-1) runs;
@@ -187,12 +188,13 @@ void fill_block(int kind, std::mt19937_64& random, float* x) {
 
 constexpr int kinds = 10;
 
-// 4096 blocks; block b has a random kind, so neighbouring lanes diverge. With `only`, every
-// block has that kind.
+// 4096 blocks (fewer under emulation: cktest::random_block_count); block b has a random kind, so
+// neighbouring lanes diverge. With `only`, every block has that kind.
 std::vector<float> random_blocks(std::uint64_t seed, int only = -1) {
     std::mt19937_64 random(seed);
-    std::vector<float> x(4096 * 256);
-    for (std::size_t b = 0; b < 4096; ++b)
+    const std::size_t blocks = cktest::random_block_count(4096);
+    std::vector<float> x(blocks * 256);
+    for (std::size_t b = 0; b < blocks; ++b)
         fill_block(only >= 0 ? only : static_cast<int>(random() % kinds), random,
                    x.data() + 256 * b);
     return x;
@@ -288,8 +290,8 @@ BOOST_AUTO_TEST_CASE(tails_use_the_scalar_quantizer) {
     const std::vector<float> x = random_blocks(4242);
     for (std::size_t blocks = 1; blocks < 64; ++blocks)
         for (const KType& k : simd_types())
-            check_same(k, x.data() + 256 * (blocks * 7 % 1000), blocks * k.block_values,
-                       std::to_string(blocks) + " blocks");
+            check_same(k, x.data() + 256 * (blocks * 7 % (x.size() / 256 - 63)),
+                       blocks * k.block_values, std::to_string(blocks) + " blocks");
 }
 
 // IQ4_NL's own edge cases, 32-value blocks of random kinds side by side: values exactly on the

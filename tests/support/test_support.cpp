@@ -103,6 +103,17 @@ boost::test_tools::assertion_result SigbusAddressReported::operator()(
     return ok;
 }
 
+std::size_t random_block_count(std::size_t native) {
+    const char* text = std::getenv("CKHOST_TEST_RANDOM_BLOCKS");
+    if (!text || !*text) return native;
+    char* end = nullptr;
+    const unsigned long long count = std::strtoull(text, &end, 10);
+    if (*end != '\0' || count < 64 || count > native)
+        throw std::runtime_error(std::string("CKHOST_TEST_RANDOM_BLOCKS=") + text +
+                                 ": expected a count from 64 to " + std::to_string(native));
+    return static_cast<std::size_t>(count);
+}
+
 boost::test_tools::assertion_result NotASanitizerRun::operator()(
     boost::unit_test::test_unit_id) const {
 #ifdef CKHOST_TEST_SANITIZED

@@ -75,6 +75,12 @@ struct SigbusAddressReported {
     boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const;
 };
 
+// How many random blocks a kernel suite draws per distribution: `native` (sized for a native
+// CPU) unless CKHOST_TEST_RANDOM_BLOCKS names a smaller count (64 at least). scripts/test-cross.sh
+// --ci sets it, so that the families of inputs stay the same under qemu's single-stepping
+// speed while the whole-suite run keeps the native count (docs/platforms.md).
+std::size_t random_block_count(std::size_t native);
+
 // Boost.Test precondition for a sweep that repeats, over every shared file or every thread
 // count, code paths the suite's other tests already run under the sanitizers: it runs in the
 // Release suite and is skipped, saying so, in the sanitizer tree (docs/decisions, 0064).
