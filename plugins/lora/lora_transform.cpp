@@ -39,10 +39,6 @@ std::vector<float> as_f32(const ck::TensorView& view, std::uint32_t type, std::s
     return values;
 }
 
-std::string shape_of(const ck::TensorInfo& t) {
-    return t.shape_string();
-}
-
 }  // namespace
 
 Lora::Lora(const ck::Options& options, ck::Context& context)
@@ -115,7 +111,7 @@ void Lora::check_pair(const Merge& m, const LoraAdapter& adapter,
         fits = a.ne[0] == m.columns && b.ne[1] == m.rows && a.ne[1] == b.ne[0];
     if (fits && m.embedding) fits = b.ne[1] == m.columns && a.ne[1] == m.rows && a.ne[0] == b.ne[0];
     if (!fits)
-        throw ck::tensor_error("of shape " + shape_of(a) + " with lora_b " + shape_of(b) +
+        throw ck::tensor_error("of shape " + a.shape_string() + " with lora_b " + b.shape_string() +
                                    " does not fit the base tensor of " + std::to_string(m.columns) +
                                    " columns and " + std::to_string(m.rows) +
                                    " rows (rank or shape mismatch: " + "another model's adapter?)",
@@ -196,6 +192,9 @@ std::vector<Lora::TermFactors> Lora::factors_for(const Merge& m, std::uint64_t m
         const LoraAdapter& adapter = adapters_[t.adapter];
         const auto rank = static_cast<std::size_t>(t.rank);
         TermFactors f;
+        // Widened again for every row block of the matrix: rank x columns conversions against
+        // the block's rows x rank x columns multiply-adds, so 1/rows of the work; keeping it
+        // across blocks would need a cache shared, under a lock, by the worker threads.
         f.by_column = as_f32(adapter.tensor(t.by_column), adapter.info(t.by_column).type,
                              matrix * rank * columns, rank * columns);
         if (m.embedding) {

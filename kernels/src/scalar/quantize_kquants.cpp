@@ -19,6 +19,7 @@
 #include <cstring>
 #include <optional>
 
+#include "block_bytes.hpp"
 #include "ck/kernels/quantize.hpp"
 #include "kquant_search.hpp"
 
@@ -108,17 +109,6 @@ float make_q3_quants(int n, int nmax, const float* x, u8* L) {
     return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
 }
 
-// ggml's get_scale_min_k4: the 6-bit scale and min of sub-block j from the 12 packed bytes.
-void get_scale_min_k4(int j, const u8* q, u8& d, u8& m) {
-    if (j < 4) {
-        d = q[j] & 63;
-        m = q[j + 4] & 63;
-    } else {
-        d = static_cast<u8>((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-        m = static_cast<u8>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
-    }
-}
-
 // Packs 2-bit codes as Q2_K/Q3_K store them: per 128 values, byte l of the 32 holds codes l,
 // l+32, l+64, l+96 at bits 0, 2, 4, 6.
 void pack_2bit(const u8* L, u8* qs) {
@@ -136,8 +126,8 @@ void requantize_k4(const float* x, const u8* b, u8* L, int nmax) {
     const float d = load_f16(b);
     const float dmin = load_f16(b + 2);
     for (int j = 0; j < 8; ++j) {
-        u8 s, m;
-        get_scale_min_k4(j, b + 4, s, m);
+        int s, m;
+        scale_min_k4(j, b + 4, s, m);  // as the dequantizer reads them back
         const float dl = d * to_f(s);
         if (dl == 0.0f) continue;
         const float ml = dmin * to_f(m);
