@@ -141,8 +141,8 @@ if $ci; then
   fi
   if [ "$ci_steps" != build ]; then
     # The variant suites' random blocks are sized for a native CPU (4096 per distribution);
-    # under qemu an eighth keeps every family of inputs at a sixth of the time (docs/platforms.md).
-    export CKHOST_TEST_RANDOM_BLOCKS=512
+    # under qemu a sixteenth keeps every family of inputs (docs/platforms.md).
+    export CKHOST_TEST_RANDOM_BLOCKS=256
     ctest --test-dir "$dir" --output-on-failure -j2 -R "^($(IFS='|'; echo "${suites[*]}"))\$"
     bash tests/cross/same_outputs.sh build/bin/ckhost "$dir/bin/ckhost"
   fi
