@@ -78,17 +78,6 @@ void write_f16_tensor(const fs::path& path, std::uint64_t rows, std::uint64_t co
     }
 }
 
-bool instrumented() {
-#if defined(__SANITIZE_ADDRESS__)
-    return true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-    return true;
-#endif
-#endif
-    return false;
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(row_blocks)
@@ -149,7 +138,7 @@ BOOST_AUTO_TEST_CASE(a_large_tensor_never_is_in_memory_whole) {
         wrong += ck::le::load<float>(data + i * 4) != static_cast<float>(value_at(i));
     }
     BOOST_TEST(wrong == 0u);
-    if (instrumented()) {
+    if (cktest::sanitizer_build()) {
         BOOST_TEST_MESSAGE("peak memory not checked: the sanitizers' shadow memory counts too");
         return;
     }

@@ -75,6 +75,10 @@ struct SigbusAddressReported {
     boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const;
 };
 
+// Whether this is the sanitizer tree (CKHOST_SANITIZE): the product it runs is instrumented.
+// The suites' own code is not (decision 0064), so a compiler's __SANITIZE_ADDRESS__ cannot say.
+bool sanitizer_build();
+
 // How many random blocks a kernel suite draws per distribution: `native` (sized for a native
 // CPU) unless CKHOST_TEST_RANDOM_BLOCKS names a smaller count (64 at least). scripts/test-cross.sh
 // --ci sets it, so that the families of inputs stay the same under qemu's single-stepping
