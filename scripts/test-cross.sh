@@ -140,7 +140,7 @@ if $ci; then
     cmake --build "$dir" --target ckhost ckhost_plugins "${suites[@]}"
   fi
   if [ "$ci_steps" != build ]; then
-    # The variant suites' random blocks are sized for a native CPU (4096 per distribution);
+    # quantize_variants' random blocks are sized for a native CPU (4096 per distribution);
     # under qemu a sixteenth keeps every family of inputs (docs/platforms.md).
     export CKHOST_TEST_RANDOM_BLOCKS=256
     ctest --test-dir "$dir" --output-on-failure -j2 -R "^($(IFS='|'; echo "${suites[*]}"))\$"

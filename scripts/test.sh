@@ -14,7 +14,7 @@ if [ "${1:-}" = "--sanitize" ]; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   # The sanitizers ask whether code touches memory it must not, which the code paths answer,
-  # not the number of random blocks: the kernel variant suites draw 512 per distribution here
+  # not the number of random blocks: quantize_variants draws 512 per distribution here
   # (4096 in the Release suite; decision 0064).
   export CKHOST_TEST_RANDOM_BLOCKS=512
 else

@@ -2,10 +2,10 @@
 // reference, byte for byte: every variant this CPU runs, every type it implements (Q2_K, Q3_K,
 // Q4_K, Q5_K, Q6_K, IQ4_NL), on
 // - the <type>.src.f32 inputs of tests/data/types (also checked against ggml's own bytes);
-// - 4096 random blocks per distribution mix (CKHOST_TEST_RANDOM_BLOCKS under emulation) (normal at
-// scales 1e-6..1e3, zero sub-blocks, zero
-//   blocks, one huge outlier, constants, ties, subnormals, one-signed blocks, non-finite values
-//   and per-sub-block mixtures), shuffled so that neighbouring lanes take different paths;
+// - 4096 random blocks per distribution mix, fewer under the sanitizers and qemu
+//   (cktest::random_block_count): normal at scales 1e-6..1e3, zero sub-blocks, zero blocks,
+//   one huge outlier, constants, ties, subnormals, one-signed blocks, non-finite values and
+//   per-sub-block mixtures, shuffled so that neighbouring lanes take different paths;
 // - every block count from 1 to three lane groups, so each tail length (0..lanes-1) runs;
 // - IQ4_NL's edge cases (exact midpoints between table entries, all-equal blocks, negative
 //   extremes, blocks around GROUP_MAX_EPS);
@@ -188,8 +188,8 @@ void fill_block(int kind, std::mt19937_64& random, float* x) {
 
 constexpr int kinds = 10;
 
-// 4096 blocks (fewer under emulation: cktest::random_block_count); block b has a random kind, so
-// neighbouring lanes diverge. With `only`, every block has that kind.
+// 4096 blocks (fewer under the sanitizers and qemu: cktest::random_block_count); block b has
+// a random kind, so neighbouring lanes diverge. With `only`, every block has that kind.
 std::vector<float> random_blocks(std::uint64_t seed, int only = -1) {
     std::mt19937_64 random(seed);
     const std::size_t blocks = cktest::random_block_count(4096);

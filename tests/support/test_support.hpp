@@ -80,9 +80,10 @@ struct SigbusAddressReported {
 bool sanitizer_build();
 
 // How many random blocks a kernel suite draws per distribution: `native` (sized for a native
-// CPU) unless CKHOST_TEST_RANDOM_BLOCKS names a smaller count (64 at least). scripts/test-cross.sh
-// --ci sets it, so that the families of inputs stay the same under qemu's single-stepping
-// speed while the whole-suite run keeps the native count (docs/platforms.md).
+// CPU) unless CKHOST_TEST_RANDOM_BLOCKS names a smaller count (64 at least). scripts/test.sh
+// --sanitize and scripts/test-cross.sh --ci set it: the same families of inputs, fewer of each,
+// where the code runs instrumented or emulated; the Release suite and the whole-suite cross run
+// keep the native count (decision 0064).
 std::size_t random_block_count(std::size_t native);
 
 // Boost.Test precondition for a sweep that repeats, over every shared file or every thread
