@@ -542,8 +542,10 @@ BOOST_AUTO_TEST_CASE(tokenizer_json_encodes_as_the_original,
 // tokens' texts in the raw encoding (a piece the converter listed as CONTROL may have been
 // user-defined in the model, as Gemma's <start_of_turn>: SentencePiece alone matches user-
 // defined pieces in text; the GGUF, llama.cpp and transformers cut added tokens out first).
+// Its SentencePiece models are all in ../shared/testdata (the npm tokenizers are BPE).
 BOOST_AUTO_TEST_CASE(tokenizer_model_encodes_as_the_original,
-                     *utf::precondition(SentencePiecePresent()) *
+                     *utf::precondition(cktest::SharedDataPresent()) *
+                         utf::precondition(SentencePiecePresent()) *
                          utf::precondition(AnyTokenizerPresent())) {
     const std::vector<const ExportedCase*> cases = exported_as("llama");
     BOOST_TEST_REQUIRE(!cases.empty());
