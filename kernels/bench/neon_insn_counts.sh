@@ -41,5 +41,6 @@ echo "|---|---|---|---|---|"
 for t in f16 bf16; do per_block dequant "$t" 4096; done
 for t in q8_0 q4_0 iq4_nl iq4_xs q4_K q5_K q6_K; do per_block dequant "$t" 64; done
 for t in f16 bf16; do per_block narrow "$t" 4096; done
-for t in q2_K q3_K q4_K q5_K q6_K iq4_nl; do per_block quantize "$t" 8; done
-for t in q4_K q6_K iq4_xs; do per_block weighted "$t" 8; done
+# The quantizers with a NEON variant (decision 0065: the others run the scalar code on ARM64).
+for t in q2_K q4_K q5_K; do per_block quantize "$t" 8; done
+for t in q2_K q4_K q5_K; do per_block weighted "$t" 8; done

@@ -353,6 +353,9 @@ void write_q2_k(const VF* xt, const VI* sc, const HalfScale& d, const HalfScale&
     }
 }
 
+// Q3_K, Q6_K and IQ4_NL have no NEON lanes (quantize_kquants_lanes.inc says why): their
+// encoders are not built there.
+#ifndef CK_SIMD_NEON
 // `lanes` Q3_K blocks (110 bytes each) from the 6-bit scale codes ls (signed scale + 32), d and
 // the search's stored codes L (0..7, kept where a sub-block's scale is 0): the scalar
 // encode_q3_K_codes and pack_q3_K_scale.
@@ -394,6 +397,7 @@ void write_q3_k(const VF* xt, const VI* ls, const HalfScale& d_all, VI* L, std::
         std::memcpy(out + static_cast<std::size_t>(k) * 110, b, 110);
     }
 }
+#endif
 
 // Q4_K / Q5_K's 12 scale bytes from the 8 scale and 8 min codes (bytes, unmasked: the scalar
 // pack_k4_scales), one byte per lane in sc[0..12).
@@ -470,6 +474,7 @@ void write_k4(const VF* xt, const VI* ls, const VI* lm, const HalfScale& d, cons
     }
 }
 
+#ifndef CK_SIMD_NEON
 // `lanes` Q6_K blocks (210 bytes each), the scalar quantize_block_q6_K: sub-block scales from
 // make_qx_quants under the weights wt (x^2 when nullptr), 8-bit scale codes against the one
 // of largest magnitude, the codes against them.
@@ -531,6 +536,7 @@ void write_q6_k(const VF* xt, const VF* wt, std::byte* out) {
         std::memcpy(o, b, 210);
     }
 }
+#endif
 
 // ---- IQ4_NL's code book (iq4nl_search.hpp), one 32-value block per lane --------------------
 
@@ -627,6 +633,7 @@ inline void iq4nl_codes(const VF* x, VF id, const Iq4nlTables& t, VI* qs) {
             iq4nl_search(id * x[j], t, q) | (iq4nl_search(id * x[j + iq4nl_block / 2], t, q) << 4);
 }
 
+#ifndef CK_SIMD_NEON
 // `lanes` IQ4_NL blocks (18 bytes each) of x under the weights w: the scalar
 // iq4nl_quantize_block.
 void write_iq4_nl(const VF* xt, const VF* w, std::byte* out) {
@@ -642,6 +649,7 @@ void write_iq4_nl(const VF* xt, const VF* w, std::byte* out) {
         std::memcpy(out + static_cast<std::size_t>(k) * 18, b, 18);
     }
 }
+#endif
 
 }  // namespace
 }  // namespace ck::kernels

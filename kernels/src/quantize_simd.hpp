@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "ck/ggml_types.hpp"
 #include "ck/kernels/quantize.hpp"
@@ -15,7 +16,8 @@ namespace ck::kernels {
 void f16_round_trip(const float* in, std::uint16_t* h, float* back, std::size_t n);
 
 // The quantizers of the SIMD unit for `isa`, one block per lane: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K
-// and IQ4_NL. Constant data (constinit), so baseline code may read the table before the CPU
+// and IQ4_NL on x86-64; Q2_K, Q4_K and Q5_K on NEON (quantize_kquants_lanes.inc says why).
+// Constant data (constinit), so baseline code may read the table before the CPU
 // check; the functions it points to are compiled with the unit's flags and may only be called
 // once the CPU is known to support that ISA (see quantize_dispatch.cpp).
 struct LaneQuantizer {
@@ -24,16 +26,16 @@ struct LaneQuantizer {
 };
 template <Isa isa>
 struct LaneQuantizers {
-    static const LaneQuantizer entries[6];
+    static const std::span<const LaneQuantizer> entries;
 };
 // Defined by quantize_kquants_avx2.cpp and quantize_kquants_avx512.cpp
 // (quantize_kquants_lanes.inc).
 template <>
-const LaneQuantizer LaneQuantizers<Isa::avx2>::entries[6];
+const std::span<const LaneQuantizer> LaneQuantizers<Isa::avx2>::entries;
 template <>
-const LaneQuantizer LaneQuantizers<Isa::avx512>::entries[6];
+const std::span<const LaneQuantizer> LaneQuantizers<Isa::avx512>::entries;
 // Defined by quantize_kquants_neon.cpp (the same file, over GCC's generic vectors).
 template <>
-const LaneQuantizer LaneQuantizers<Isa::neon>::entries[6];
+const std::span<const LaneQuantizer> LaneQuantizers<Isa::neon>::entries;
 
 }  // namespace ck::kernels

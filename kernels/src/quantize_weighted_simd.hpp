@@ -21,7 +21,7 @@ struct WeightedLaneQuantizer {
 // Each family's table for one ISA, defined by its SIMD units; quantize_weighted_dispatch.cpp
 // lists the families it searches.
 template <Isa isa>
-struct WeightedKquantLanes {  // Q2_K..Q6_K, Q4_0..Q5_1, IQ4_NL, IQ4_XS
+struct WeightedKquantLanes {  // Q2_K..Q6_K, IQ4_NL, IQ4_XS (NEON: Q2_K, Q4_K, Q5_K)
     static const std::span<const WeightedLaneQuantizer> entries;
 };
 // Defined by quantize_weighted_avx2.cpp and quantize_weighted_avx512.cpp

@@ -75,13 +75,23 @@ inline bool no_x86_simd(const std::string& scalar_kernels) {
     return true;
 }
 
-// The weighted types with a NEON quantizer: the K-quant lanes' (not the IQ1-IQ3 grid searches).
-inline bool has_neon_weighted_quantizer(ck::GgmlType t) {
+// The types with a NEON quantizer, with importance weights or without: Q2_K, Q4_K and Q5_K,
+// whose lanes execute under half the scalar instructions. Q3_K, Q6_K, IQ4_NL and IQ4_XS execute
+// more in lanes than in the scalar search and have none (docs/platforms.md), nor have the IQ1-IQ3
+// grid searches.
+inline bool has_neon_quantizer(ck::GgmlType t) {
     using ck::GgmlType;
-    for (GgmlType grid : {GgmlType::iq1_s, GgmlType::iq1_m, GgmlType::iq2_xxs, GgmlType::iq2_xs,
-                          GgmlType::iq2_s, GgmlType::iq3_xxs, GgmlType::iq3_s})
-        if (t == grid) return false;
-    return cktest::neon_built;
+    return cktest::neon_built &&
+           (t == GgmlType::q2_k || t == GgmlType::q4_k || t == GgmlType::q5_k);
+}
+
+// The variants of supported_simd() with a quantizer of their own for `t`; the others would give
+// the scalar code itself.
+inline std::vector<ck::Isa> quantizer_variants(ck::GgmlType t) {
+    std::vector<ck::Isa> out;
+    for (const ck::Isa isa : supported_simd())
+        if (isa != ck::Isa::neon || has_neon_quantizer(t)) out.push_back(isa);
+    return out;
 }
 
 // How a differing byte is shown after "block B byte I": its offset in the block and both values.
@@ -244,8 +254,7 @@ inline void check_weighted_dispatch(const WeightedType& k) {
     }
     if (cktest::x86_simd_built)
         BOOST_TEST(weighted_quantizer(Isa::avx2, t) != weighted_quantizer(Isa::avx512, t));
-    BOOST_TEST(ck::kernels::has_own_weighted_quantizer(Isa::neon, t) ==
-                   has_neon_weighted_quantizer(k.type),
+    BOOST_TEST(ck::kernels::has_own_weighted_quantizer(Isa::neon, t) == has_neon_quantizer(k.type),
                k.name << " neon");
     BOOST_TEST(ck::kernels::best_weighted_quantizer(t) == weighted_quantizer(chosen_isa(), t),
                k.name);

@@ -1,6 +1,7 @@
 // The SIMD quantizers with importance weights (quantize_weighted.hpp's weighted_quantizer(isa,
 // type): one block of a row per lane, 256 values, 32 for IQ4_NL) against the scalar weighted
-// quantizer, byte for byte: every variant this CPU runs, for Q2_K..Q6_K, IQ4_NL and IQ4_XS, on
+// quantizer, byte for byte: every variant this CPU runs, for Q2_K..Q6_K, IQ4_NL and IQ4_XS
+// (NEON: Q2_K, Q4_K and Q5_K), on
 // - the rows of tests/data/weighted/weighted.gguf with their weights, and without, joined into
 //   one row so that whole lane groups run (these types quantize each block from its own values
 //   and weights alone), also against ggml's bytes there;
@@ -172,7 +173,7 @@ ValuesAndWeights random_rows(std::uint64_t seed, std::size_t blocks, int only_va
 void check_rows(const ValuesAndWeights& r, const std::string& what) {
     constexpr std::size_t row = 64 * 256;
     for (const WeightedType& k : simd_types)
-        for (Isa isa : supported_simd()) {
+        for (Isa isa : quantizer_variants(k.type)) {
             for (std::size_t at = 0; at + row <= r.x.size(); at += row)
                 check_row(isa, k, r.x.data() + at, r.w.data() + at, row,
                           what + " row " + std::to_string(at / row));
@@ -213,7 +214,7 @@ BOOST_AUTO_TEST_CASE(same_as_scalar_and_ggml_on_the_weighted_data) {
             BOOST_TEST_REQUIRE(ref.find(std::string(k.name) + "." + variant, ggml));
             const std::size_t bytes = src.size() / k.block_values * k.block_bytes;
             BOOST_TEST_REQUIRE(ggml.size() == bytes);
-            for (Isa isa : supported_simd()) {
+            for (Isa isa : quantizer_variants(k.type)) {
                 check_row(isa, k, src.data(), w, src.size(), "weighted.gguf");
                 check_weighted_against_ggml(isa, k, src.data(), w, src.size(), ggml.data(),
                                             "weighted.gguf");
@@ -246,7 +247,7 @@ BOOST_AUTO_TEST_CASE(tails_use_the_scalar_quantizer) {
     const ValuesAndWeights r = random_rows(4242, 40);
     for (std::size_t blocks = 1; blocks <= 33; ++blocks)
         for (const WeightedType& k : simd_types)
-            for (Isa isa : supported_simd()) {
+            for (Isa isa : quantizer_variants(k.type)) {
                 const std::size_t at = 256 * (blocks % 7);
                 const std::string what = std::to_string(blocks) + " blocks";
                 check_row(isa, k, r.x.data() + at, r.w.data() + at, blocks * k.block_values, what);
