@@ -142,6 +142,12 @@ BOOST_AUTO_TEST_CASE(a_large_tensor_never_is_in_memory_whole) {
         BOOST_TEST_MESSAGE("peak memory not checked: the sanitizers' shadow memory counts too");
         return;
     }
+    if (const auto qemu = cktest::emulator()) {
+        // qemu-user's translated code and its own heap are the process's RSS too (61.7 MB
+        // under qemu-aarch64, of which ckhost's blocks are 12 MiB: peak_bytes).
+        BOOST_TEST_MESSAGE("peak memory not checked under " << *qemu << ": its own memory counts");
+        return;
+    }
     BOOST_TEST(ahead.at("peak_rss").get<std::uint64_t>() < 48u << 20, ahead.dump());
 }
 

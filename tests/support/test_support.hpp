@@ -75,6 +75,10 @@ struct SigbusAddressReported {
     boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const;
 };
 
+// The emulator the suite runs under (CKHOST_TEST_EMULATOR, set by scripts/test-cross.sh:
+// "qemu-aarch64", "qemu-s390x"), or nullopt when it runs natively.
+std::optional<std::string> emulator();
+
 // Whether this is the sanitizer tree (CKHOST_SANITIZE): the product it runs is instrumented.
 // The suites' own code is not (decision 0064), so a compiler's __SANITIZE_ADDRESS__ cannot say.
 bool sanitizer_build();
