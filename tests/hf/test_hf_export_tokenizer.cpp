@@ -509,7 +509,8 @@ BOOST_AUTO_TEST_CASE(reader_keys_come_back, *utf::precondition(AnyTokenizerPrese
 // post-processor, added tokens cut out first).
 BOOST_AUTO_TEST_CASE(tokenizer_json_encodes_as_the_original,
                      *utf::precondition(TokenizersJsPresent()) *
-                         utf::precondition(AnyTokenizerPresent())) {
+                         utf::precondition(AnyTokenizerPresent()) *
+                         utf::precondition(cktest::NotASanitizerRun())) {
     const std::vector<const ExportedCase*> cases = exported_as("gpt2");
     BOOST_TEST_REQUIRE(!cases.empty());
     const std::string script = (tokenizer_tools() / "encode_tokenizers_js.mjs").string();
@@ -546,7 +547,8 @@ BOOST_AUTO_TEST_CASE(tokenizer_json_encodes_as_the_original,
 BOOST_AUTO_TEST_CASE(tokenizer_model_encodes_as_the_original,
                      *utf::precondition(cktest::SharedDataPresent()) *
                          utf::precondition(SentencePiecePresent()) *
-                         utf::precondition(AnyTokenizerPresent())) {
+                         utf::precondition(AnyTokenizerPresent()) *
+                         utf::precondition(cktest::NotASanitizerRun())) {
     const std::vector<const ExportedCase*> cases = exported_as("llama");
     BOOST_TEST_REQUIRE(!cases.empty());
     const std::string script = (tokenizer_tools() / "encode_sentencepiece.py").string();
